@@ -1,0 +1,98 @@
+//! Search quality and speed over the 677-tool public catalog (loaded as plugin tools).
+//!
+//! Run with `cargo bench -p codemode-catalog --bench search_quality` (set `SEARCH_BENCH_VERBOSE=1`
+//! to print the top 3 of every labelled query). Prints the labelled set's top-1/top-3 hit rates and
+//! misses, then min/median timings of `Catalog::build`, of the first search (which builds the
+//! index), of one `search` call per labelled query, and of the quick index.
+
+#[path = "../tests/all/support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use codemode_catalog::{Catalog, CatalogOptions, QuickIndexOptions};
+
+fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
+    samples.sort();
+    (samples[0], samples[samples.len() / 2])
+}
+
+fn main() {
+    let tools = support::public_plugin_tools();
+    let catalog = Catalog::build(tools.clone(), &CatalogOptions::default());
+    let (total, top1, top3, misses) = support::hit_rates(&catalog);
+    println!("catalog: {} guest entries", catalog.guest_entries().count());
+    println!(
+        "labelled queries: {total}; top-1 {top1} ({:.1}%); top-3 {top3} ({:.1}%)",
+        100.0 * top1 as f64 / total as f64,
+        100.0 * top3 as f64 / total as f64
+    );
+    for (query, got) in &misses {
+        println!("  miss: {query:?} -> {got:?}");
+    }
+    if std::env::var_os("SEARCH_BENCH_VERBOSE").is_some() {
+        for q in support::labelled_queries() {
+            let got: Vec<String> = catalog.search(&q.query, 3).iter().map(|e| e.id.clone()).collect();
+            let mark = if got.first().is_some_and(|id| q.expect.contains(id)) { "1" } else { " " };
+            println!("  [{mark}] {:?} -> {got:?}", q.query);
+        }
+    }
+
+    let mut build = Vec::new();
+    for _ in 0..10 {
+        let input = tools.clone();
+        let start = Instant::now();
+        let built = Catalog::build(input, &CatalogOptions::default());
+        build.push(start.elapsed());
+        std::hint::black_box(built);
+    }
+    let mut first_search = Vec::new();
+    for _ in 0..10 {
+        let built = Catalog::build(tools.clone(), &CatalogOptions::default());
+        let start = Instant::now();
+        std::hint::black_box(built.search("create a pull request", 8));
+        first_search.push(start.elapsed());
+    }
+    let mut hints = Vec::new();
+    for _ in 0..10 {
+        let start = Instant::now();
+        for spec in &tools {
+            std::hint::black_box(codemode_core::hint::input_hint(&spec.parameters, &Default::default()));
+            if let Some(output) = &spec.output_schema {
+                std::hint::black_box(codemode_core::hint::output_hint(
+                    output,
+                    &codemode_core::hint::HintOptions::output(),
+                ));
+            }
+        }
+        hints.push(start.elapsed());
+    }
+    let queries = support::labelled_queries();
+    let mut search = Vec::new();
+    for _ in 0..20 {
+        for q in &queries {
+            let start = Instant::now();
+            let results = catalog.search(&q.query, 8);
+            search.push(start.elapsed());
+            std::hint::black_box(results);
+        }
+    }
+    let mut index = Vec::new();
+    for _ in 0..50 {
+        let start = Instant::now();
+        let text = catalog.quick_index(&QuickIndexOptions::default());
+        index.push(start.elapsed());
+        std::hint::black_box(text);
+    }
+    println!("{:<40} {:>12} {:>12}", "operation (677 tools)", "min", "median");
+    for (name, samples) in [
+        ("Catalog::build", build),
+        ("  of which: input/output hints (core)", hints),
+        ("first search (builds the index)", first_search),
+        ("search (limit 8), per query", search),
+        ("quick_index", index),
+    ] {
+        let (min, median) = stats(samples);
+        println!("{name:<40} {:>10.1}µs {:>10.1}µs", min.as_secs_f64() * 1e6, median.as_secs_f64() * 1e6);
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests of codemode-catalog, one module per area.
+
+mod catalog;
+mod fuzz;
+mod names;
+mod namespace;
+mod properties;
+mod quick_index;
+mod search;
+mod snapshots;
+mod support;

@@ -1,0 +1,359 @@
+//! `tools.codeMode`: parse, default and clamp.
+//!
+//! The accepted JSON shape is exactly the spec's: `true` (enabled with defaults), `false` (disabled), or
+//! an object. Only `enabled: true` enables Code Mode; every other field only tunes it. Numbers outside
+//! the table's range are clamped to the nearest bound; `searchDefaultLimit` is then clamped to
+//! `[1, maxSearchLimit]`. Everything else that does not fit (an unknown key, a wrong type, a `runtime`
+//! other than `"quickjs-wasi"`, a `mode` other than `"only"`, an empty or unknown `languages` entry) is a
+//! [`ConfigError`] naming the JSON path and what is allowed.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The JSON path every error is reported under.
+const ROOT: &str = "tools.codeMode";
+
+/// A language a cell can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// Plain JavaScript, evaluated as written.
+    Javascript,
+    /// TypeScript, type-stripped to JavaScript before evaluation.
+    Typescript,
+}
+
+impl Language {
+    /// Both languages, in the order the spec lists them.
+    pub const ALL: [Language; 2] = [Language::Javascript, Language::Typescript];
+
+    /// The wire name (`"javascript"` / `"typescript"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Javascript => "javascript",
+            Language::Typescript => "typescript",
+        }
+    }
+
+    /// Parses a wire name; anything else is `None`.
+    pub fn parse(name: &str) -> Option<Language> {
+        Language::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An inclusive numeric range from the spec's configuration table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Smallest accepted value.
+    pub min: u64,
+    /// Largest accepted value.
+    pub max: u64,
+}
+
+impl Bounds {
+    const fn new(min: u64, max: u64) -> Bounds {
+        Bounds { min, max }
+    }
+}
+
+/// Defaults and ranges, exactly as the spec's table.
+pub mod limits {
+    use super::Bounds;
+
+    /// `timeoutMs`: default 10,000; 100-60,000.
+    pub const TIMEOUT_MS: (u64, Bounds) = (10_000, Bounds::new(100, 60_000));
+    /// `memoryLimitBytes`: default 64 MiB; 1 MiB-1 GiB.
+    pub const MEMORY_LIMIT_BYTES: (u64, Bounds) = (67_108_864, Bounds::new(1_048_576, 1_073_741_824));
+    /// `maxOutputBytes`: default 64 KiB; 1 KiB-10 MiB.
+    pub const MAX_OUTPUT_BYTES: (u64, Bounds) = (65_536, Bounds::new(1_024, 10_485_760));
+    /// `maxSnapshotBytes`: default 10 MiB; 1 KiB-256 MiB.
+    pub const MAX_SNAPSHOT_BYTES: (u64, Bounds) = (10_485_760, Bounds::new(1_024, 268_435_456));
+    /// `maxPendingToolCalls`: default 16; 1-128.
+    pub const MAX_PENDING_TOOL_CALLS: (u64, Bounds) = (16, Bounds::new(1, 128));
+    /// `snapshotTtlSeconds`: default 900; 1-86,400.
+    pub const SNAPSHOT_TTL_SECONDS: (u64, Bounds) = (900, Bounds::new(1, 86_400));
+    /// `maxSearchLimit`: default 50; 1-50.
+    pub const MAX_SEARCH_LIMIT: (u64, Bounds) = (50, Bounds::new(1, 50));
+    /// `searchDefaultLimit`: default 8; clamped to `[1, maxSearchLimit]`.
+    pub const SEARCH_DEFAULT_LIMIT: u64 = 8;
+}
+
+/// The parsed, clamped `tools.codeMode` configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeModeConfig {
+    /// The activation gate. Default `false`; only `enabled: true` (or the `true` shorthand) enables.
+    pub enabled: bool,
+    /// Languages `exec` accepts, deduplicated, in spec order. Default: both.
+    pub languages: Vec<Language>,
+    /// Wall-clock budget of one `exec`/`wait` call. Default 10,000 ms.
+    pub timeout_ms: u64,
+    /// Guest linear-memory cap. Default 64 MiB.
+    pub memory_limit_bytes: u64,
+    /// Output budget of a run, cumulative across waits. Default 64 KiB.
+    pub max_output_bytes: u64,
+    /// Stored-snapshot budget per suspended run. Default 10 MiB.
+    pub max_snapshot_bytes: u64,
+    /// Nested calls in flight per run. Default 16.
+    pub max_pending_tool_calls: u32,
+    /// How long a suspended run may wait for `wait`. Default 900 s.
+    pub snapshot_ttl_seconds: u64,
+    /// `tools.search` limit when the guest gives none. Default 8, never above `max_search_limit`.
+    pub search_default_limit: u32,
+    /// Largest `tools.search` limit. Default 50.
+    pub max_search_limit: u32,
+}
+
+impl Default for CodeModeConfig {
+    fn default() -> Self {
+        CodeModeConfig {
+            enabled: false,
+            languages: Language::ALL.to_vec(),
+            timeout_ms: limits::TIMEOUT_MS.0,
+            memory_limit_bytes: limits::MEMORY_LIMIT_BYTES.0,
+            max_output_bytes: limits::MAX_OUTPUT_BYTES.0,
+            max_snapshot_bytes: limits::MAX_SNAPSHOT_BYTES.0,
+            max_pending_tool_calls: limits::MAX_PENDING_TOOL_CALLS.0 as u32,
+            snapshot_ttl_seconds: limits::SNAPSHOT_TTL_SECONDS.0,
+            search_default_limit: limits::SEARCH_DEFAULT_LIMIT as u32,
+            max_search_limit: limits::MAX_SEARCH_LIMIT.0 as u32,
+        }
+    }
+}
+
+/// A `tools.codeMode` value that cannot be accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+#[non_exhaustive]
+pub struct ConfigError {
+    /// JSON path of the offending value, e.g. `tools.codeMode.languages[1]`.
+    pub path: String,
+    /// What was wrong and what is allowed.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError { path: path.into(), message: message.into() }
+    }
+}
+
+const KEYS: &[&str] = &[
+    "enabled",
+    "runtime",
+    "mode",
+    "languages",
+    "timeoutMs",
+    "memoryLimitBytes",
+    "maxOutputBytes",
+    "maxSnapshotBytes",
+    "maxPendingToolCalls",
+    "snapshotTtlSeconds",
+    "searchDefaultLimit",
+    "maxSearchLimit",
+];
+
+impl CodeModeConfig {
+    /// An enabled configuration with every other field at its default.
+    pub fn enabled() -> CodeModeConfig {
+        CodeModeConfig { enabled: true, ..CodeModeConfig::default() }
+    }
+
+    /// Parses the `tools.codeMode` value: `true`, `false`, or an object.
+    pub fn from_json(value: &Value) -> Result<CodeModeConfig, ConfigError> {
+        let object = match value {
+            Value::Bool(enabled) => return Ok(CodeModeConfig { enabled: *enabled, ..Default::default() }),
+            Value::Object(object) => object,
+            other => {
+                return Err(ConfigError::new(
+                    ROOT,
+                    format!("expected true, false or an object, got {}", describe(other)),
+                ));
+            }
+        };
+        let mut config = CodeModeConfig::default();
+        for key in object.keys() {
+            if !KEYS.contains(&key.as_str()) {
+                let hint = closest(key, KEYS).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
+                return Err(ConfigError::new(
+                    format!("{ROOT}.{key}"),
+                    format!("unknown key; {hint}allowed keys are {}", KEYS.join(", ")),
+                ));
+            }
+        }
+        if let Some(v) = object.get("enabled") {
+            config.enabled = v.as_bool().ok_or_else(|| {
+                ConfigError::new(
+                    format!("{ROOT}.enabled"),
+                    format!("expected a boolean, got {}", describe(v)),
+                )
+            })?;
+        }
+        if let Some(v) = object.get("runtime") {
+            expect_literal(v, "runtime", "quickjs-wasi")?;
+        }
+        if let Some(v) = object.get("mode") {
+            expect_literal(v, "mode", "only")?;
+        }
+        if let Some(v) = object.get("languages") {
+            config.languages = parse_languages(v)?;
+        }
+        let number = |key: &str, (default, bounds): (u64, Bounds)| -> Result<u64, ConfigError> {
+            object.get(key).map_or(Ok(default), |v| clamp_integer(v, key, bounds))
+        };
+        config.timeout_ms = number("timeoutMs", limits::TIMEOUT_MS)?;
+        config.memory_limit_bytes = number("memoryLimitBytes", limits::MEMORY_LIMIT_BYTES)?;
+        config.max_output_bytes = number("maxOutputBytes", limits::MAX_OUTPUT_BYTES)?;
+        config.max_snapshot_bytes = number("maxSnapshotBytes", limits::MAX_SNAPSHOT_BYTES)?;
+        config.max_pending_tool_calls = number("maxPendingToolCalls", limits::MAX_PENDING_TOOL_CALLS)? as u32;
+        config.snapshot_ttl_seconds = number("snapshotTtlSeconds", limits::SNAPSHOT_TTL_SECONDS)?;
+        config.max_search_limit = number("maxSearchLimit", limits::MAX_SEARCH_LIMIT)? as u32;
+        let search_bounds = Bounds::new(1, u64::from(config.max_search_limit));
+        config.search_default_limit = object
+            .get("searchDefaultLimit")
+            .map_or(Ok(limits::SEARCH_DEFAULT_LIMIT), |v| {
+                clamp_integer(v, "searchDefaultLimit", search_bounds)
+            })?
+            .clamp(search_bounds.min, search_bounds.max) as u32;
+        Ok(config)
+    }
+
+    /// Parses `tools.codeMode` from JSON text.
+    pub fn from_json_str(text: &str) -> Result<CodeModeConfig, ConfigError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| ConfigError::new(ROOT, format!("not valid JSON: {e}")))?;
+        CodeModeConfig::from_json(&value)
+    }
+
+    /// Whether `language` is enabled.
+    pub fn allows(&self, language: Language) -> bool {
+        self.languages.contains(&language)
+    }
+
+    /// The effective search limit for a guest-requested `limit`: default when absent, clamped to
+    /// `[1, max_search_limit]`.
+    pub fn search_limit(&self, requested: Option<f64>) -> usize {
+        let max = self.max_search_limit.max(1) as f64;
+        match requested {
+            Some(n) if n.is_finite() => n.floor().clamp(1.0, max) as usize,
+            Some(n) if n == f64::INFINITY => max as usize,
+            _ => self.search_default_limit as usize,
+        }
+    }
+}
+
+fn expect_literal(value: &Value, key: &str, allowed: &str) -> Result<(), ConfigError> {
+    match value.as_str() {
+        Some(s) if s == allowed => Ok(()),
+        _ => Err(ConfigError::new(
+            format!("{ROOT}.{key}"),
+            format!("unsupported value {}; the only supported value is \"{allowed}\"", describe(value)),
+        )),
+    }
+}
+
+fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
+    let path = format!("{ROOT}.languages");
+    let Some(items) = value.as_array() else {
+        return Err(ConfigError::new(
+            path,
+            format!("expected an array of \"javascript\" and/or \"typescript\", got {}", describe(value)),
+        ));
+    };
+    if items.is_empty() {
+        return Err(ConfigError::new(
+            path,
+            "must list at least one language (\"javascript\", \"typescript\"); to turn Code Mode off set enabled: false",
+        ));
+    }
+    let mut languages = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let language = item.as_str().and_then(Language::parse).ok_or_else(|| {
+            let what = match item.as_str() {
+                Some("") => "an empty string".to_owned(),
+                _ => describe(item),
+            };
+            ConfigError::new(
+                format!("{path}[{i}]"),
+                format!("unsupported language {what}; allowed: \"javascript\", \"typescript\""),
+            )
+        })?;
+        if !languages.contains(&language) {
+            languages.push(language);
+        }
+    }
+    languages.sort();
+    Ok(languages)
+}
+
+fn clamp_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigError> {
+    let err = || {
+        ConfigError::new(
+            format!("{ROOT}.{key}"),
+            format!(
+                "expected an integer (range {}-{}, out-of-range values are clamped), got {}",
+                bounds.min,
+                bounds.max,
+                describe(value)
+            ),
+        )
+    };
+    let Value::Number(n) = value else { return Err(err()) };
+    if let Some(u) = n.as_u64() {
+        return Ok(u.clamp(bounds.min, bounds.max));
+    }
+    if n.as_i64().is_some() {
+        return Ok(bounds.min); // negative
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { bounds.min } else { bounds.max }),
+        _ => Err(err()),
+    }
+}
+
+/// A short description of a JSON value for error messages.
+fn describe(value: &Value) -> String {
+    let text = value.to_string();
+    let kind = match value {
+        Value::Null => return "null".to_owned(),
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
+}
+
+/// The allowed key closest to `key`, if it is close enough to be a likely typo.
+fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let lower = key.to_ascii_lowercase();
+    allowed
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

@@ -1,0 +1,232 @@
+//! Tool descriptors: what the host hands over ([`ToolSpec`]) and what the guest sees
+//! ([`ToolCatalogEntry`], [`ToolCatalogEntryWithSchema`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `source` of a catalog entry, as the guest and the spec see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSource {
+    /// The host's own tools: core and plugins (trusted).
+    Openclaw,
+    /// Tools from MCP servers (untrusted metadata).
+    Mcp,
+    /// Tools provided by the client for this run (untrusted metadata).
+    Client,
+}
+
+impl ToolSource {
+    /// The wire name, e.g. `"openclaw"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolSource::Openclaw => "openclaw",
+            ToolSource::Mcp => "mcp",
+            ToolSource::Client => "client",
+        }
+    }
+}
+
+/// Where a tool comes from. Determines its [`ToolSource`], its trust, and its place in catalog order
+/// (core, bundled plugins, external plugins, MCP, client).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolOrigin {
+    /// A core host tool (owner `core`).
+    Core,
+    /// A plugin shipped with the host (owner: the plugin id).
+    BundledPlugin,
+    /// A plugin installed separately (owner: the plugin id).
+    ExternalPlugin,
+    /// A tool of an MCP server (owner: the server name).
+    Mcp,
+    /// A tool the client provided for this run (owner: the client app id).
+    Client,
+}
+
+impl ToolOrigin {
+    /// The spec's source for this origin.
+    pub fn source(self) -> ToolSource {
+        match self {
+            ToolOrigin::Core | ToolOrigin::BundledPlugin | ToolOrigin::ExternalPlugin => ToolSource::Openclaw,
+            ToolOrigin::Mcp => ToolSource::Mcp,
+            ToolOrigin::Client => ToolSource::Client,
+        }
+    }
+
+    /// Whether metadata from this origin is trusted (core and plugins are installed host code).
+    pub fn is_trusted(self) -> bool {
+        self.source() == ToolSource::Openclaw
+    }
+}
+
+/// Behaviour hints for a tool, in MCP's vocabulary. Untrusted for MCP/client tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// The tool does not modify its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no additional effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Read-only by annotation (`readOnlyHint: true`). Everything else counts as side-effecting.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only_hint == Some(true)
+    }
+}
+
+/// One effective tool, as the host hands it to Code Mode (after the host's policy).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The tool's name as the host knows it, e.g. `message` or `create_issue`.
+    pub name: String,
+    /// A human label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The tool's description (never shown in the model-visible surface).
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the input.
+    #[serde(default = "empty_object_schema")]
+    pub parameters: Value,
+    /// JSON Schema of the structured `details` value, when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Where the tool comes from.
+    pub origin: ToolOrigin,
+    /// `core`, the plugin id, the MCP server name, or the client app id.
+    pub owner: String,
+    /// Stays visible to the model because its result cannot cross the JSON bridge (e.g. images).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub direct_only: bool,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub annotations: ToolAnnotations,
+}
+
+fn is_default(a: &ToolAnnotations) -> bool {
+    *a == ToolAnnotations::default()
+}
+
+fn empty_object_schema() -> Value {
+    serde_json::json!({ "type": "object" })
+}
+
+impl ToolSpec {
+    /// A tool with the given name, origin and owner, an empty object input and no description.
+    pub fn new(name: impl Into<String>, origin: ToolOrigin, owner: impl Into<String>) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            label: None,
+            description: String::new(),
+            parameters: empty_object_schema(),
+            output_schema: None,
+            origin,
+            owner: owner.into(),
+            direct_only: false,
+            annotations: ToolAnnotations::default(),
+        }
+    }
+
+    /// A core host tool.
+    pub fn core(name: impl Into<String>) -> ToolSpec {
+        ToolSpec::new(name, ToolOrigin::Core, "core")
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> ToolSpec {
+        self.description = description.into();
+        self
+    }
+
+    /// Sets the label.
+    pub fn label(mut self, label: impl Into<String>) -> ToolSpec {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Sets the input schema.
+    pub fn parameters(mut self, schema: Value) -> ToolSpec {
+        self.parameters = schema;
+        self
+    }
+
+    /// Sets the output schema.
+    pub fn output_schema(mut self, schema: Value) -> ToolSpec {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Marks the tool direct-only.
+    pub fn direct_only(mut self) -> ToolSpec {
+        self.direct_only = true;
+        self
+    }
+
+    /// Sets the annotations.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> ToolSpec {
+        self.annotations = annotations;
+        self
+    }
+
+    /// The spec source of this tool.
+    pub fn source(&self) -> ToolSource {
+        self.origin.source()
+    }
+
+    /// The catalog id `<source>:<owner>:<tool-name>`.
+    pub fn catalog_id(&self) -> String {
+        format!("{}:{}:{}", self.source().as_str(), self.owner, self.name)
+    }
+}
+
+/// Compact guest-facing metadata for one catalog entry (the spec's `ToolCatalogEntry`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCatalogEntry {
+    /// Exact catalog id.
+    pub id: String,
+    /// The tool name.
+    pub name: String,
+    /// The label, when the tool has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The description.
+    pub description: String,
+    /// The source.
+    pub source: ToolSource,
+    /// The plugin id, server name or client app id; absent for core tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_name: Option<String>,
+    /// Compact TypeScript-style input signature, or `"unknown"` for untrusted sources.
+    pub input: String,
+    /// Compact trusted output hint; present only when complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+/// A catalog entry with its full schemas (the spec's `ToolCatalogEntryWithSchema`), served by `describe`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCatalogEntryWithSchema {
+    /// The compact entry.
+    #[serde(flatten)]
+    pub entry: ToolCatalogEntry,
+    /// The full input schema.
+    pub parameters: Value,
+    /// The full output schema, when declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+}

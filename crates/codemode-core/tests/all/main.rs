@@ -1,0 +1,6 @@
+//! codemode-core integration tests: one binary, a module per area.
+
+mod config;
+mod hint;
+mod ident;
+mod wire;

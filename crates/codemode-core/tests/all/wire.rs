@@ -1,0 +1,273 @@
+//! Wire shapes: exec/wait input rules, result serialization, schemas.
+
+use codemode_core::wire::{exec_input_schema, wait_input_schema};
+use codemode_core::{
+    CodeModeConfig, CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult,
+    ExecInput, FailedResult, Language, PendingToolCall, SourceCounts, ToolCatalogEntry,
+    ToolCatalogEntryWithSchema, ToolOrigin, ToolSource, ToolSpec, WaitInput, WaitReason, WaitingResult,
+};
+use serde_json::{Value, json};
+
+fn exec(value: Value) -> Result<codemode_core::ExecCell, String> {
+    let config = CodeModeConfig::enabled();
+    ExecInput::from_json(&value).and_then(|i| i.validate(&config)).map_err(|e| e.message)
+}
+
+#[test]
+fn exec_code_defaults_to_javascript() {
+    let cell = exec(json!({ "code": "return 1" })).unwrap();
+    assert_eq!(cell.code, "return 1");
+    assert_eq!(cell.language, Language::Javascript);
+    assert!(!cell.restart_safe);
+}
+
+#[test]
+fn exec_command_is_an_alias() {
+    assert_eq!(exec(json!({ "command": "return 2" })).unwrap().code, "return 2");
+    assert_eq!(exec(json!({ "code": "x", "command": "x" })).unwrap().code, "x");
+    assert_eq!(exec(json!({ "code": "", "command": "y" })).unwrap().code, "y");
+}
+
+#[test]
+fn exec_rules_each_fail_with_a_message() {
+    assert_eq!(
+        exec(json!({})).unwrap_err(),
+        "exec: `code` must be a non-empty string of JavaScript or TypeScript."
+    );
+    assert_eq!(
+        exec(json!({ "code": "  \n" })).unwrap_err(),
+        "exec: `code` must be a non-empty string of JavaScript or TypeScript."
+    );
+    assert_eq!(
+        exec(json!({ "code": "a", "command": "b" })).unwrap_err(),
+        "exec: `code` and `command` differ; send the program once, in `code`."
+    );
+    assert_eq!(exec(json!({ "code": 5 })).unwrap_err(), "exec: `code` must be a string.");
+    assert_eq!(
+        exec(json!({ "code": "x", "language": "python" })).unwrap_err(),
+        "exec: unsupported language \"python\"; use one of: \"javascript\", \"typescript\"."
+    );
+    assert_eq!(
+        exec(json!({ "code": "x", "timeout": 5 })).unwrap_err(),
+        "exec: unknown argument `timeout`; allowed: `code`, `command`, `language`, `restartSafe`."
+    );
+    assert_eq!(exec(json!("return 1")).unwrap_err(), "exec: arguments must be a JSON object.");
+    assert_eq!(
+        exec(json!({ "code": "x", "restartSafe": "yes" })).unwrap_err(),
+        "exec: `restartSafe` must be a boolean."
+    );
+}
+
+#[test]
+fn exec_disabled_language_is_rejected() {
+    let config = CodeModeConfig::from_json(&json!({ "enabled": true, "languages": ["javascript"] })).unwrap();
+    let err = ExecInput::code("let x: number = 1").with_language(Language::Typescript).validate(&config);
+    assert_eq!(
+        err.unwrap_err().message,
+        "exec: language \"typescript\" is disabled here; use one of: \"javascript\"."
+    );
+}
+
+#[test]
+fn exec_restart_safe_flag() {
+    assert!(exec(json!({ "code": "1", "restartSafe": true })).unwrap().restart_safe);
+}
+
+#[test]
+fn wait_input_rules() {
+    assert_eq!(WaitInput::from_json(&json!({ "runId": "r1" })).unwrap().run_id, "r1");
+    for bad in [json!({}), json!({ "runId": "" }), json!({ "runId": 4 }), json!(null)] {
+        assert!(WaitInput::from_json(&bad).is_err(), "{bad}");
+    }
+    assert!(
+        WaitInput::from_json(&json!({ "runId": "r", "x": 1 }))
+            .unwrap_err()
+            .message
+            .contains("unknown argument `x`")
+    );
+}
+
+fn telemetry() -> CodeModeTelemetry {
+    CodeModeTelemetry {
+        catalog_size: 3,
+        catalog_by_source: SourceCounts { openclaw: 1, mcp: 1, client: 1 },
+        search_count: 1,
+        describe_count: 0,
+        call_count: 2,
+        model_visible_tools: vec!["exec".into(), "wait".into()],
+    }
+}
+
+#[test]
+fn results_serialize_to_the_spec_shapes() {
+    let completed = CodeModeResult::Completed(CompletedResult {
+        value: json!([1]),
+        output: vec![
+            CodeModeOutput::Text { text: "hi".into() },
+            CodeModeOutput::Json { value: json!({"a": 1}) },
+        ],
+        telemetry: telemetry(),
+    });
+    assert_eq!(
+        completed.to_json(),
+        json!({
+            "status": "completed",
+            "value": [1],
+            "output": [{ "type": "text", "text": "hi" }, { "type": "json", "value": { "a": 1 } }],
+            "telemetry": {
+                "catalogSize": 3,
+                "catalogBySource": { "openclaw": 1, "mcp": 1, "client": 1 },
+                "searchCount": 1, "describeCount": 0, "callCount": 2,
+                "modelVisibleTools": ["exec", "wait"]
+            }
+        })
+    );
+    let waiting = CodeModeResult::Waiting(WaitingResult {
+        run_id: "run_1".into(),
+        reason: WaitReason::PendingTools,
+        pending_tool_calls: vec![PendingToolCall {
+            call_id: "c1".into(),
+            tool_id: "openclaw:core:slow".into(),
+            input: Some(json!({})),
+        }],
+        output: vec![],
+        replay_safe: false,
+        telemetry: telemetry(),
+    });
+    let w = waiting.to_json();
+    assert_eq!(w["status"], "waiting");
+    assert_eq!(w["runId"], "run_1");
+    assert_eq!(w["reason"], "pending_tools");
+    assert_eq!(
+        w["pendingToolCalls"][0],
+        json!({ "callId": "c1", "toolId": "openclaw:core:slow", "input": {} })
+    );
+    assert!(w.get("output").is_none() && w.get("replaySafe").is_none());
+    let failed = CodeModeResult::Failed(FailedResult {
+        error: "boom".into(),
+        code: Some(CodeModeErrorCode::OutputLimitExceeded),
+        output: vec![],
+        telemetry: telemetry(),
+    });
+    assert_eq!(failed.to_json()["code"], "output_limit_exceeded");
+    // Round trip.
+    for r in [completed, waiting, failed] {
+        let back: CodeModeResult = serde_json::from_value(r.to_json()).unwrap();
+        assert_eq!(back, r);
+    }
+}
+
+#[test]
+fn error_codes_have_spec_names() {
+    let names: Vec<Value> = [
+        CodeModeErrorCode::InvalidInput,
+        CodeModeErrorCode::RuntimeUnavailable,
+        CodeModeErrorCode::Timeout,
+        CodeModeErrorCode::OutputLimitExceeded,
+        CodeModeErrorCode::SnapshotLimitExceeded,
+        CodeModeErrorCode::InternalError,
+        CodeModeErrorCode::Aborted,
+    ]
+    .iter()
+    .map(|c| {
+        assert_eq!(serde_json::to_value(c).unwrap(), json!(c.as_str()));
+        json!(c.as_str())
+    })
+    .collect();
+    assert_eq!(
+        names,
+        json!([
+            "invalid_input",
+            "runtime_unavailable",
+            "timeout",
+            "output_limit_exceeded",
+            "snapshot_limit_exceeded",
+            "internal_error",
+            "aborted"
+        ])
+        .as_array()
+        .unwrap()
+        .clone()
+    );
+}
+
+fn contains_key(value: &Value, key: &str) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(k, v)| k == key || contains_key(v, key)),
+        Value::Array(items) => items.iter().any(|v| contains_key(v, key)),
+        _ => false,
+    }
+}
+
+#[test]
+fn exec_schema_has_a_flat_language_enum_and_no_unions() {
+    let schema = exec_input_schema(&Language::ALL);
+    for key in ["oneOf", "anyOf", "allOf", "$ref", "$defs"] {
+        assert!(!contains_key(&schema, key), "{key} in {schema:#}");
+    }
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["language"]["type"], "string");
+    assert_eq!(schema["properties"]["language"]["enum"], json!(["javascript", "typescript"]));
+    assert_eq!(schema["properties"]["code"]["type"], "string");
+    assert_eq!(schema["properties"]["command"]["type"], "string");
+    assert_eq!(schema["properties"]["restartSafe"]["type"], "boolean");
+    assert_eq!(schema["additionalProperties"], false);
+    let only_js = exec_input_schema(&[Language::Javascript]);
+    assert_eq!(only_js["properties"]["language"]["enum"], json!(["javascript"]));
+    let wait = wait_input_schema();
+    for key in ["oneOf", "anyOf", "allOf", "$ref"] {
+        assert!(!contains_key(&wait, key));
+    }
+    assert_eq!(wait["properties"]["runId"]["type"], "string");
+    assert_eq!(wait["required"], json!(["runId"]));
+}
+
+#[test]
+fn tool_spec_ids_and_entries() {
+    assert_eq!(ToolSpec::core("message").catalog_id(), "openclaw:core:message");
+    assert_eq!(
+        ToolSpec::new("browser_request", ToolOrigin::BundledPlugin, "browser").catalog_id(),
+        "openclaw:browser:browser_request"
+    );
+    assert_eq!(
+        ToolSpec::new("create_issue", ToolOrigin::Mcp, "github").catalog_id(),
+        "mcp:github:create_issue"
+    );
+    assert_eq!(
+        ToolSpec::new("select_file", ToolOrigin::Client, "app").catalog_id(),
+        "client:app:select_file"
+    );
+    assert!(ToolOrigin::ExternalPlugin.is_trusted() && !ToolOrigin::Mcp.is_trusted());
+    let entry = ToolCatalogEntry {
+        id: "openclaw:core:message".into(),
+        name: "message".into(),
+        label: None,
+        description: "Send".into(),
+        source: ToolSource::Openclaw,
+        source_name: None,
+        input: "{ to: string }".into(),
+        output: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&entry).unwrap(),
+        json!({ "id": "openclaw:core:message", "name": "message", "description": "Send", "source": "openclaw", "input": "{ to: string }" })
+    );
+    let with_schema =
+        ToolCatalogEntryWithSchema { entry, parameters: json!({"type": "object"}), output_schema: None };
+    let v = serde_json::to_value(&with_schema).unwrap();
+    assert_eq!(v["parameters"], json!({"type": "object"}));
+    assert_eq!(v["id"], "openclaw:core:message");
+}
+
+#[test]
+fn tool_spec_round_trips_through_json() {
+    let spec = ToolSpec::core("shipping_list")
+        .description("List shipments.")
+        .output_schema(json!({ "type": "array" }))
+        .direct_only();
+    let v = serde_json::to_value(&spec).unwrap();
+    assert_eq!(v["origin"], "core");
+    assert_eq!(v["directOnly"], true);
+    let back: ToolSpec = serde_json::from_value(v).unwrap();
+    assert_eq!(back, spec);
+}

@@ -1,0 +1,316 @@
+//! TypeScript cells to JavaScript by type stripping, and the checks every Code Mode cell goes
+//! through before it reaches the sandbox.
+//!
+//! A Code Mode cell is the body of an async function: top-level `await` and `return` work in
+//! both languages. [`strip`] takes the cell source and returns a report, [`StripReturn`], the way
+//! oxc's own APIs do: the JavaScript to evaluate plus [`Diagnostic`]s as data. A cell with any
+//! diagnostic must not run; the runtime reports it as `invalid_input`.
+//!
+//! What happens, in order:
+//!
+//! 1. **Shell-like text** (`ls -la`, `curl https://...`, `$ git status`) is rejected with a message
+//!    saying that `exec` runs JavaScript, not shell commands.
+//! 2. **Parsing** with [oxc](https://oxc.rs) as JavaScript or TypeScript. Syntax errors become
+//!    diagnostics with a line, a column and a code frame; a TypeScript cell with a syntax error
+//!    never reaches the sandbox.
+//! 3. **Module syntax** is rejected in both languages: static `import`/`export`, `import()`,
+//!    `import.meta` and `require(...)` calls. The check walks the AST, so text that merely mentions
+//!    them (strings, templates, regexes, comments, `obj.import`, `requireAuth`) is fine. Type-only
+//!    imports and exports (`import type`, `export type`, `export interface`) are erased instead.
+//!    This check exists for a good message: the real guarantee is that the guest has no module
+//!    loader and no `require`, so nothing could be loaded anyway.
+//! 4. **Type stripping** (TypeScript only; JavaScript cells are returned unchanged). Types are
+//!    replaced by spaces in place, like Node's `--experimental-strip-types`, so every line and
+//!    almost every column of the output is where the user wrote it. There is no down-levelling:
+//!    QuickJS runs modern JavaScript. Three constructs need generated code:
+//!    - parameter properties (`constructor(private x: number)`) become a field declaration at the
+//!      start of the class body and an assignment at the start of the constructor (after
+//!      `super(...)`), as TypeScript emits them for ES2022;
+//!    - `enum` and `const enum` become an object built by an IIFE, with reverse mappings for
+//!      numeric members, as TypeScript emits them;
+//!    - a multi-line arrow return type moves the `)` so that `=>` stays on the line of the `)`.
+//!
+//!    `namespace`/`module` blocks that hold values are rejected with a diagnostic (kind
+//!    [`DiagnosticKind::Unsupported`]) that suggests a plain object; type-only and `declare`d
+//!    namespaces are erased. Decorators are rejected the same way (QuickJS does not run them).
+//!    There is no type checking and no module resolution.
+//!
+//! Positions: the output keeps every line. Columns are the user's columns except after generated
+//! code on the same line (see above); [`StripReturn::map_position`] maps any position of the
+//! [wrapped](StripReturn::wrapped) script back to the user's source exactly, and diagnostics are
+//! always in user coordinates. Name the evaluated script [`StripReturn::file_name`]
+//! (`user.ts` / `user.js`).
+//!
+//! ```
+//! use codemode_ts::{strip, Language, StripOptions};
+//!
+//! let cell = "interface Hit { id: string }\nconst hits: Hit[] = await tools.search(\"files\");\nreturn hits.length;";
+//! let out = strip(cell, &StripOptions::new(Language::TypeScript));
+//! assert!(out.is_ok());
+//! assert_eq!(out.code.lines().count(), 3);
+//! assert!(out.code.contains("const hits        = await tools.search(\"files\");"));
+//!
+//! let bad = strip("import fs from 'node:fs';", &StripOptions::new(Language::JavaScript));
+//! assert_eq!(bad.diagnostics[0].kind, codemode_ts::DiagnosticKind::ModuleSyntax);
+//! ```
+#![deny(missing_docs)]
+
+mod diagnostic;
+mod module_check;
+mod rewrite;
+mod shell;
+mod strip;
+
+#[doc(hidden)]
+pub mod fuzz;
+
+use oxc::allocator::Allocator;
+use oxc::ast_visit::Visit;
+use oxc::parser::{ParseOptions, Parser, ParserReturn};
+use oxc::span::SourceType;
+
+pub use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::rewrite::{Edit, EditKind, Rewritten};
+
+/// Text placed before the cell to make it the body of an async function. It sits on line 1, so
+/// lines of the wrapped script equal lines of the cell.
+pub const WRAPPER_PREFIX: &str = "(async () => {";
+
+/// Text placed after the cell. The line break keeps a trailing `//` comment from swallowing it.
+pub const WRAPPER_SUFFIX: &str = "\n})()";
+
+/// At most this many diagnostics are reported for one cell.
+pub const MAX_DIAGNOSTICS: usize = 8;
+
+/// The language of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Language {
+    /// JavaScript: parsed for the checks, returned unchanged.
+    #[default]
+    JavaScript,
+    /// TypeScript: parsed, checked and stripped of types.
+    TypeScript,
+}
+
+impl Language {
+    /// The file name positions refer to: `user.js` or `user.ts`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Language::JavaScript => "user.js",
+            Language::TypeScript => "user.ts",
+        }
+    }
+}
+
+/// Options for [`strip`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StripOptions {
+    /// The language of the cell. Default: [`Language::JavaScript`].
+    pub language: Language,
+}
+
+impl StripOptions {
+    /// Options for a cell in `language`.
+    pub fn new(language: Language) -> Self {
+        Self { language }
+    }
+}
+
+/// The report [`strip`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StripReturn {
+    /// The JavaScript to evaluate (the cell body, not wrapped). Empty when there are diagnostics.
+    pub code: String,
+    /// Problems found; the cell must not run unless this is empty.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The language the cell was read as.
+    pub language: Language,
+    map: Rewritten,
+}
+
+impl StripReturn {
+    fn failed(language: Language, diagnostics: Vec<Diagnostic>) -> Self {
+        Self { code: String::new(), diagnostics, language, map: Rewritten::default() }
+    }
+
+    /// True when the cell may run.
+    pub fn is_ok(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+
+    /// `user.ts` or `user.js`: the name to give the evaluated script.
+    pub fn file_name(&self) -> &'static str {
+        self.language.file_name()
+    }
+
+    /// The script to evaluate: [`WRAPPER_PREFIX`], the code, [`WRAPPER_SUFFIX`]. Evaluating it
+    /// yields the promise of the cell's return value.
+    pub fn wrapped(&self) -> String {
+        let mut s = String::with_capacity(WRAPPER_PREFIX.len() + self.code.len() + WRAPPER_SUFFIX.len());
+        s.push_str(WRAPPER_PREFIX);
+        s.push_str(&self.code);
+        s.push_str(WRAPPER_SUFFIX);
+        s
+    }
+
+    /// Maps a 1-based (line, column) of the [wrapped](Self::wrapped) script, as a runtime error
+    /// reports it, to the user's source. `None` for positions inside the wrapper itself. Columns
+    /// count Unicode scalar values.
+    pub fn map_position(&self, line: u32, column: u32) -> Option<(u32, u32)> {
+        let column = if line == 1 {
+            column.checked_sub(WRAPPER_PREFIX.chars().count() as u32).filter(|&c| c > 0)?
+        } else {
+            column
+        };
+        let code_lines = 1 + self.code.matches('\n').count() as u32;
+        if line > code_lines {
+            return None;
+        }
+        self.map.map(line, column)
+    }
+
+    /// All diagnostics rendered for the model: `user.ts:3:7: message` and a code frame each.
+    pub fn error_message(&self) -> String {
+        let file = self.file_name();
+        self.diagnostics.iter().map(|d| d.render(file)).collect::<Vec<_>>().join("\n\n")
+    }
+
+    /// `Ok(self)` when the cell may run, otherwise [`TsError::InvalidInput`].
+    pub fn into_result(self) -> Result<Self, TsError> {
+        if self.is_ok() {
+            Ok(self)
+        } else {
+            Err(TsError::InvalidInput { message: self.error_message(), diagnostics: self.diagnostics })
+        }
+    }
+}
+
+/// Why a cell cannot run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TsError {
+    /// The cell was rejected before running (syntax, module syntax, shell text, unsupported
+    /// TypeScript). Maps to the `invalid_input` error code.
+    #[error("{message}")]
+    InvalidInput {
+        /// Every diagnostic, rendered for the model.
+        message: String,
+        /// The diagnostics as data.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+fn source_type(language: Language) -> SourceType {
+    // Module goal: top-level `await` parses, and `import`/`export` parse as declarations so they
+    // can be reported with a good message rather than as a syntax error.
+    SourceType::mjs().with_typescript(language == Language::TypeScript)
+}
+
+fn parse<'a>(allocator: &'a Allocator, source: &'a str, language: Language) -> ParserReturn<'a> {
+    let options = ParseOptions { allow_return_outside_function: true, ..ParseOptions::default() };
+    Parser::new(allocator, source, source_type(language)).with_options(options).parse()
+}
+
+const SHELL_MESSAGE: &str = "This looks like a shell command. `exec` runs JavaScript (or TypeScript), not shell \
+commands: there is no shell, filesystem or network here. Use the catalog instead, e.g. \
+`const hits = await tools.search(\"list files\"); return hits;` and then `tools.callValue(id, input)`.";
+
+/// Checks and, for TypeScript, strips a cell. See the crate docs for what is checked.
+pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
+    let language = options.language;
+    if let Some(at) = shell::detect(source) {
+        return StripReturn::failed(
+            language,
+            vec![Diagnostic::at(DiagnosticKind::ShellLike, SHELL_MESSAGE, source, at)],
+        );
+    }
+    let allocator = Allocator::default();
+    let parsed = parse(&allocator, source, language);
+    if parsed.panicked || !parsed.diagnostics.is_empty() {
+        return StripReturn::failed(language, syntax_diagnostics(source, language, &parsed));
+    }
+    let mut check = module_check::ModuleCheck::default();
+    check.visit_program(&parsed.program);
+    let mut diagnostics: Vec<Diagnostic> = check
+        .findings
+        .iter()
+        .take(MAX_DIAGNOSTICS)
+        .map(|f| Diagnostic::at(DiagnosticKind::ModuleSyntax, f.message.clone(), source, f.span.start))
+        .collect();
+    let mut edits = Vec::new();
+    if let Some(hashbang) = &parsed.program.hashbang {
+        edits.push(Edit { start: hashbang.span.start, end: hashbang.span.end, kind: EditKind::Blank });
+    }
+    if language == Language::TypeScript {
+        let mut stripper = strip::Stripper::new(source);
+        stripper.visit_program(&parsed.program);
+        let room = MAX_DIAGNOSTICS.saturating_sub(diagnostics.len());
+        diagnostics.extend(
+            stripper.unsupported.iter().take(room).map(|f| {
+                Diagnostic::at(DiagnosticKind::Unsupported, f.message.clone(), source, f.span.start)
+            }),
+        );
+        edits.extend(stripper.edits);
+    }
+    if !diagnostics.is_empty() {
+        return StripReturn::failed(language, diagnostics);
+    }
+    let map = if edits.is_empty() { Rewritten::identity(source) } else { rewrite::apply(source, edits) };
+    StripReturn { code: map.code.clone(), diagnostics, language, map }
+}
+
+/// Only the module-syntax check, for callers that run the other steps themselves. Returns no
+/// diagnostics for a source that does not parse (report its syntax errors through [`strip`]).
+pub fn check_module_syntax(source: &str, language: Language) -> Vec<Diagnostic> {
+    let allocator = Allocator::default();
+    let parsed = parse(&allocator, source, language);
+    if parsed.panicked {
+        return Vec::new();
+    }
+    let mut check = module_check::ModuleCheck::default();
+    check.visit_program(&parsed.program);
+    check
+        .findings
+        .iter()
+        .map(|f| Diagnostic::at(DiagnosticKind::ModuleSyntax, f.message.clone(), source, f.span.start))
+        .collect()
+}
+
+fn syntax_diagnostics(source: &str, language: Language, parsed: &ParserReturn<'_>) -> Vec<Diagnostic> {
+    let hint = (language == Language::JavaScript && {
+        let allocator = Allocator::default();
+        let ts = parse(&allocator, source, Language::TypeScript);
+        !ts.panicked && ts.diagnostics.is_empty()
+    })
+    .then_some(" This looks like TypeScript: send it with \"language\": \"typescript\".");
+    let mut out: Vec<Diagnostic> = parsed
+        .diagnostics
+        .iter()
+        // Later errors are mostly the parser recovering from the first; one is what helps.
+        .take(1)
+        .map(|d| {
+            let offset =
+                d.labels.iter().find(|l| l.primary()).or_else(|| d.labels.first()).map_or(0, |l| l.offset());
+            let mut message = format!("Syntax error: {}", d.message);
+            if let Some(help) = &d.help {
+                message.push_str(&format!(" ({help})"));
+            }
+            if let Some(hint) = hint {
+                message.push_str(hint);
+            }
+            Diagnostic::at(DiagnosticKind::Syntax, message, source, offset)
+        })
+        .collect();
+    if out.is_empty() {
+        out.push(Diagnostic::at(
+            DiagnosticKind::Syntax,
+            "Syntax error: the cell could not be parsed.",
+            source,
+            0,
+        ));
+    }
+    out
+}

@@ -1,0 +1,79 @@
+//! Diagnostics are data: kind, message, position in the user's source, a code frame.
+
+use codemode_ts::{DiagnosticKind, TsError};
+
+use crate::{js, ts};
+
+#[test]
+fn a_typescript_syntax_error_is_reported_with_position_and_frame() {
+    let out = ts("const a: number = 1;\ninterface X {\n  x: number\n}\nconst b: = 2;\nreturn a;");
+    assert!(!out.is_ok());
+    assert!(out.code.is_empty(), "a cell with a syntax error never reaches the sandbox");
+    assert_eq!(out.diagnostics.len(), 1);
+    let d = &out.diagnostics[0];
+    assert_eq!(d.kind, DiagnosticKind::Syntax);
+    assert_eq!((d.line, d.column), (5, 10));
+    insta::assert_snapshot!(out.error_message());
+}
+
+#[test]
+fn typescript_sent_as_javascript_gets_a_hint() {
+    let out = js("const n: number = 1;\nreturn n;");
+    let d = &out.diagnostics[0];
+    assert_eq!(d.kind, DiagnosticKind::Syntax);
+    assert!(d.message.contains("\"language\": \"typescript\""), "{}", d.message);
+    // Real JavaScript errors get no such hint.
+    let out = js("const n = ;");
+    assert!(!out.diagnostics[0].message.contains("typescript"));
+}
+
+#[test]
+fn namespaces_with_values_are_unsupported_with_a_suggestion() {
+    let out = ts("const a = 1;\nnamespace Util {\n  export const x = 1;\n}\nreturn Util.x;");
+    let d = &out.diagnostics[0];
+    assert_eq!(d.kind, DiagnosticKind::Unsupported);
+    assert_eq!((d.line, d.column), (2, 1));
+    assert!(d.message.contains("plain object"), "{}", d.message);
+    let out = ts("module Legacy { export function f() {} }");
+    assert_eq!(out.diagnostics[0].kind, DiagnosticKind::Unsupported);
+    let out = ts("import Alias = Some.Thing;");
+    assert_eq!(out.diagnostics[0].kind, DiagnosticKind::Unsupported);
+}
+
+#[test]
+fn into_result_carries_the_rendered_message() {
+    let err = js("import x from 'y'").into_result().expect_err("rejected");
+    match err {
+        TsError::InvalidInput { message, diagnostics } => {
+            assert!(message.starts_with("user.js:1:1: An `import` declaration"), "{message}");
+            assert_eq!(diagnostics.len(), 1);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(ts("return 1 as number").into_result().is_ok());
+}
+
+#[test]
+fn columns_count_characters_not_bytes() {
+    let out = js("const s = 'héllo'; const t = ;");
+    assert_eq!((out.diagnostics[0].line, out.diagnostics[0].column), (1, 30));
+}
+
+#[test]
+fn unterminated_input_is_a_syntax_error_not_a_panic() {
+    for source in ["`", "/*", "'abc", "class {", "function (", "<T>(", "enum", "a as", "x!"] {
+        let out = ts(source);
+        if !out.is_ok() {
+            assert!(out.diagnostics.iter().all(|d| d.line >= 1 && d.column >= 1), "{source}");
+        }
+    }
+}
+
+#[test]
+fn decorators_are_unsupported_in_typescript_cells() {
+    let out = ts("function d(c: any) { return c; }\n@d\nclass A {}\nreturn 1;");
+    assert_eq!(out.diagnostics.len(), 1, "{out:?}");
+    let d = &out.diagnostics[0];
+    assert_eq!((d.kind, d.line, d.column), (DiagnosticKind::Unsupported, 2, 1));
+    assert!(d.message.contains("Decorators are not supported"), "{}", d.message);
+}

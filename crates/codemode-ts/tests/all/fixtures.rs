@@ -1,0 +1,51 @@
+//! Every fixture cell strips without diagnostics, keeps its lines, and matches its snapshot.
+//! `cargo xtask ts-oracle` evaluates the same fixtures against `typescript`'s `transpileModule`.
+
+use std::path::PathBuf;
+
+use crate::ts;
+
+fn fixtures() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("fixtures dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ts"))
+        .map(|p| {
+            let name = p.file_stem().expect("stem").to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).expect("fixture"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn there_are_at_least_80_fixtures_each_with_an_expected_value() {
+    let all = fixtures();
+    assert!(all.len() >= 80, "only {} fixtures", all.len());
+    for (name, source) in &all {
+        assert!(source.starts_with("// expect: "), "{name} lacks its `// expect: <json>` header");
+    }
+}
+
+#[test]
+fn fixtures_strip_to_their_snapshots() {
+    for (name, source) in fixtures() {
+        let out = ts(&source);
+        assert!(out.is_ok(), "{name}: {}", out.error_message());
+        assert_eq!(out.code.lines().count(), source.lines().count(), "{name}: line count changed");
+        insta::assert_snapshot!(name, out.code);
+    }
+}
+
+#[test]
+fn fixtures_are_valid_javascript_after_stripping() {
+    // The stripped output must itself pass the JavaScript path unchanged.
+    for (name, source) in fixtures() {
+        let stripped = ts(&source).code;
+        let again = crate::js(&stripped);
+        assert!(again.is_ok(), "{name}: stripped output is not JavaScript: {}", again.error_message());
+        assert_eq!(again.code, stripped, "{name}");
+    }
+}

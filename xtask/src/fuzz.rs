@@ -1,0 +1,55 @@
+//! `cargo xtask fuzz [TARGET] [--seconds N]`: run the cargo-fuzz targets in `fuzz/`.
+//!
+//! The checks live in the libraries (`<crate>::fuzz::check_*`) and also run on stable as ordinary
+//! tests; this task adds coverage-guided fuzzing with libFuzzer. cargo-fuzz needs nightly flags
+//! (`-Zsanitizer`); this machine has only stable Rust, so the task sets `RUSTC_BOOTSTRAP=1`, which lets
+//! the stable compiler accept them. With no TARGET, every target runs for `--seconds` (default 30).
+
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::project_root;
+
+const TARGETS: &[&str] = &["schema_hint", "search", "strip", "render_dts", "bridge_decode"];
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut seconds = 30u64;
+    let mut targets = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--seconds" => {
+                seconds = it.next().context("--seconds needs a value")?.parse().context("--seconds N")?
+            }
+            t if TARGETS.contains(&t) => targets.push(t),
+            other => bail!("unknown fuzz argument {other:?}; targets: {}", TARGETS.join(", ")),
+        }
+    }
+    if targets.is_empty() {
+        targets = TARGETS.to_vec();
+    }
+    let has_cargo_fuzz = Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_cargo_fuzz {
+        let status = Command::new("cargo").args(["install", "cargo-fuzz", "--locked"]).status()?;
+        if !status.success() {
+            bail!("cargo install cargo-fuzz failed");
+        }
+    }
+    for target in targets {
+        println!("== fuzz {target} for {seconds}s");
+        let status = Command::new("cargo")
+            .current_dir(project_root().join("fuzz"))
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["fuzz", "run", target, "--", &format!("-max_total_time={seconds}")])
+            .status()?;
+        if !status.success() {
+            bail!("fuzz target {target} failed");
+        }
+    }
+    Ok(())
+}

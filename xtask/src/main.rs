@@ -1,0 +1,35 @@
+//! `cargo xtask <task>`: repository automation. Each task lives in its own module.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+mod dts_oracle;
+mod fuzz;
+mod e2e;
+mod guest;
+#[cfg(test)]
+mod tidy;
+mod ts_oracle;
+
+fn main() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let task = args.next().unwrap_or_default();
+    let rest: Vec<String> = args.collect();
+    match task.as_str() {
+        "e2e" => e2e::run(&rest),
+        "guest" => guest::run(&rest),
+        "fuzz" => fuzz::run(&rest),
+        "ts-oracle" => ts_oracle::run(&rest),
+        "dts-oracle" => dts_oracle::run(&rest),
+        _ => bail!("usage: cargo xtask <e2e|guest|ts-oracle> [args]\n(unknown task {task:?})"),
+    }
+}
+
+/// The workspace root (the directory holding the root `Cargo.toml`).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the root")
+        .to_path_buf()
+}

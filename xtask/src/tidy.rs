@@ -1,0 +1,73 @@
+//! Repository rules as tests (`cargo test -p xtask`).
+
+use std::collections::BTreeMap;
+
+use crate::project_root;
+
+/// `name -> versions` of the packages in a Cargo.lock.
+fn locked_versions(lock: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut name = None;
+    for line in lock.lines() {
+        if let Some(n) = line.strip_prefix("name = ") {
+            name = Some(n.trim_matches('"').to_owned());
+        } else if let (Some(v), Some(n)) = (line.strip_prefix("version = "), name.take()) {
+            out.entry(n).or_default().push(v.trim_matches('"').to_owned());
+        }
+    }
+    out
+}
+
+/// `fuzz/` has its own workspace; every package both lock files name must resolve to the same versions.
+#[test]
+fn fuzz_lockfile_is_in_step_with_the_root() {
+    let root = project_root();
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap_or_default();
+    let (main, fuzz) = (locked_versions(&read("Cargo.lock")), locked_versions(&read("fuzz/Cargo.lock")));
+    assert!(!main.is_empty(), "root Cargo.lock missing");
+    assert!(
+        !fuzz.is_empty(),
+        "fuzz/Cargo.lock missing: run `cargo generate-lockfile --manifest-path fuzz/Cargo.toml` after copying the root lock"
+    );
+    let drift: Vec<String> = fuzz
+        .iter()
+        .filter_map(|(name, versions)| {
+            let root_versions = main.get(name)?;
+            versions
+                .iter()
+                .any(|v| !root_versions.contains(v))
+                .then(|| format!("{name}: fuzz {versions:?} vs root {root_versions:?}"))
+        })
+        .collect();
+    assert!(
+        drift.is_empty(),
+        "fuzz/Cargo.lock drifted from Cargo.lock (copy the root lock into fuzz/ and re-resolve):\n{}",
+        drift.join("\n")
+    );
+}
+
+/// No `todo!`/`unimplemented!` in library code.
+#[test]
+fn no_stubs_in_library_code() {
+    let mut offenders = Vec::new();
+    let crates = project_root().join("crates");
+    for krate in std::fs::read_dir(&crates).unwrap().flatten() {
+        visit(&krate.path().join("src"), &mut offenders);
+    }
+    assert!(offenders.is_empty(), "stubs in library code: {offenders:?}");
+}
+
+fn visit(dir: &std::path::Path, offenders: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            visit(&path, offenders);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text.contains(concat!("todo", "!(")) || text.contains(concat!("unimplemented", "!(")) {
+                offenders.push(path.display().to_string());
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! `cargo xtask ts-oracle`: compares codemode-ts against the official TypeScript compiler.
+//!
+//! For every fixture in `crates/codemode-ts/tests/fixtures/*.ts` (first line
+//! `// expect: <json>`), strips it with codemode-ts and transpiles it with `typescript@5`'s
+//! `transpileModule` (target ES2022; version 7 has no `transpileModule`), evaluates both under
+//! Node as the body of an async function, and compares the JSON of the two values with each other
+//! and with the expected value. Prints a table; exits non-zero on any difference.
+//!
+//! `typescript@5` is installed with npm into `$HOME/.cache/codemode-npm` on first use (override
+//! with `CODEMODE_NPM_CACHE`). Needs `node` and `npm` on `PATH`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail, ensure};
+use codemode_ts::{Language, StripOptions, strip};
+
+use crate::project_root;
+
+const RUNNER: &str = r#"
+const fs = require("fs");
+const vm = require("vm");
+const [, , tsDir, casesPath] = process.argv;
+const ts = require(tsDir + "/node_modules/typescript");
+const cases = JSON.parse(fs.readFileSync(casesPath, "utf8"));
+async function run(script, filename) {
+  try {
+    const value = await vm.runInThisContext(script, { filename });
+    return JSON.stringify(value === undefined ? null : value);
+  } catch (e) {
+    return "threw " + (e && e.message);
+  }
+}
+(async () => {
+  const results = [];
+  for (const c of cases) {
+    const tsOut = ts.transpileModule(c.source, {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+    }).outputText.replace(/^export \{\};\s*$/m, "");
+    const official = await run(c.prefix + tsOut + c.suffix, "official.js");
+    const ours = c.ours === null ? "rejected: " + c.error : await run(c.ours, "user.ts");
+    results.push({ name: c.name, ours, official, expected: JSON.stringify(c.expected), version: ts.version });
+  }
+  process.stdout.write(JSON.stringify(results));
+})();
+"#;
+
+pub fn run(args: &[String]) -> Result<()> {
+    ensure!(args.is_empty(), "usage: cargo xtask ts-oracle");
+    let root = project_root();
+    let npm_dir = std::env::var_os("CODEMODE_NPM_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/codemode-npm")
+    });
+    install_typescript(&npm_dir)?;
+
+    let fixtures = root.join("crates/codemode-ts/tests/fixtures");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .with_context(|| format!("reading {}", fixtures.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    paths.retain(|p| p.extension().is_some_and(|e| e == "ts"));
+    paths.sort();
+    ensure!(!paths.is_empty(), "no fixtures in {}", fixtures.display());
+
+    let mut cases = Vec::new();
+    for path in &paths {
+        let source = std::fs::read_to_string(path)?;
+        let expected = expected_value(&source).with_context(|| format!("{}", path.display()))?;
+        let stripped = strip(&source, &StripOptions::new(Language::TypeScript));
+        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        cases.push(serde_json::json!({
+            "name": name,
+            "source": source,
+            "expected": expected,
+            "ours": stripped.is_ok().then(|| stripped.wrapped()),
+            "error": stripped.error_message(),
+            "prefix": codemode_ts::WRAPPER_PREFIX,
+            "suffix": codemode_ts::WRAPPER_SUFFIX,
+        }));
+    }
+    for (i, source) in generated_programs(GENERATED).into_iter().enumerate() {
+        let stripped = strip(&source, &StripOptions::new(Language::TypeScript));
+        cases.push(serde_json::json!({
+            "name": format!("generated_{i:03}"),
+            "source": source,
+            "expected": null,
+            "ours": stripped.is_ok().then(|| stripped.wrapped()),
+            "error": stripped.error_message(),
+            "prefix": codemode_ts::WRAPPER_PREFIX,
+            "suffix": codemode_ts::WRAPPER_SUFFIX,
+        }));
+    }
+    let work = std::env::temp_dir().join(format!("codemode-ts-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&work)?;
+    let cases_path = work.join("cases.json");
+    let runner_path = work.join("runner.js");
+    std::fs::write(&cases_path, serde_json::to_vec(&cases)?)?;
+    std::fs::write(&runner_path, RUNNER)?;
+    let output = Command::new("node")
+        .arg(&runner_path)
+        .arg(&npm_dir)
+        .arg(&cases_path)
+        .output()
+        .context("running node (is it installed?)")?;
+    let _ = std::fs::remove_dir_all(&work);
+    ensure!(output.status.success(), "node failed: {}", String::from_utf8_lossy(&output.stderr));
+    let results: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).context("runner output")?;
+
+    let mut failures = 0;
+    let version = results.first().and_then(|r| r["version"].as_str()).unwrap_or("?").to_owned();
+    println!("fixture                                      vs tsc     vs expect");
+    for r in &results {
+        let (ours, official, expected) = (&r["ours"], &r["official"], &r["expected"]);
+        let same = ours == official;
+        // Generated programs have no expected value: agreement with tsc is the check.
+        let right = expected.as_str() == Some("null") || ours == expected;
+        println!(
+            "{:<44} {:<10} {:<10}",
+            r["name"].as_str().unwrap_or("?"),
+            if same { "same" } else { "DIFF" },
+            if right { "ok" } else { "WRONG" }
+        );
+        if !same || !right {
+            failures += 1;
+            println!("    ours:     {ours}\n    tsc:      {official}\n    expected: {expected}");
+            if let Some(name) = r["name"].as_str()
+                && let Some(case) = cases.iter().find(|c| c["name"] == name)
+            {
+                println!("    source:\n{}", case["source"].as_str().unwrap_or_default());
+            }
+        }
+    }
+    let threw = results.iter().filter(|r| r["ours"].as_str().is_some_and(|s| s.starts_with("threw"))).count();
+    println!(
+        "\n{} cases ({} fixtures, {GENERATED} generated; {threw} threw the same error in both), {failures} with \
+         differences (typescript {version})",
+        results.len(),
+        paths.len()
+    );
+    if failures > 0 {
+        bail!("{failures} fixture(s) differ");
+    }
+    Ok(())
+}
+
+/// How many random programs are generated besides the fixtures.
+const GENERATED: usize = 200;
+
+/// Units of statements (a definition and its uses); `{i}` makes names unique. Several start
+/// with `(`, `[` or a template and several end with an erased type, so that joining them without
+/// semicolons probes automatic semicolon insertion around removed types.
+const UNITS: &[&[&str]] = &[
+    &["const a{i}: number = {i} as number", "out.push(a{i} as number)"],
+    &["type T{i} = { v: number }", "const o{i} = { v: {i} } satisfies T{i}", "out.push(o{i}.v)"],
+    &["(out as number[]).push({i})"],
+    &["[{i}, {i}].forEach((n: number) => out.push(n))"],
+    &["out.push(`t{i}`.length satisfies number)"],
+    &["interface I{i} { x: string }"],
+    &["let b{i}!: number", "b{i} = {i} * 2", "out.push(b{i}!)"],
+    &["enum E{i} { A = {i}, B }", "out.push(E{i}.B, E{i}[E{i}.A] as unknown as number)"],
+    &["class C{i} { constructor(public v: number = {i}) {} }", "out.push(new C{i}().v)"],
+    &["const f{i} = <T,>(x: T): T => x", "out.push(f{i}<number>({i}))"],
+    &["declare const d{i}: number"],
+    &["function g{i}(x: number): number\nfunction g{i}(x: any) { return x + 1 }", "out.push(g{i}({i}))"],
+    &["const s{i} = out.length as number", "`${s{i}}`.length", "out.push(s{i})"],
+    &["const m{i} = new Map<string, number>([['k', {i}]])", "out.push(m{i}.get('k')!)"],
+];
+
+/// Random programs made of [`UNITS`] in random order, deterministic (xorshift, fixed seed).
+fn generated_programs(count: usize) -> Vec<String> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let separators = ["\n", "\n", ";\n", "\n\n"];
+    (0..count)
+        .map(|_| {
+            let mut source = String::from("const out: unknown[] = [];\n");
+            for i in 0..1 + next(8) {
+                for statement in UNITS[next(UNITS.len())] {
+                    source.push_str(&statement.replace("{i}", &i.to_string()));
+                    source.push_str(separators[next(separators.len())]);
+                }
+            }
+            source.push_str("return out\n");
+            source
+        })
+        .collect()
+}
+
+/// The JSON value in the fixture's first line, `// expect: <json>`.
+fn expected_value(source: &str) -> Result<serde_json::Value> {
+    let first = source.lines().next().unwrap_or_default();
+    let json = first.strip_prefix("// expect:").context("first line must be `// expect: <json>`")?;
+    Ok(serde_json::from_str(json.trim())?)
+}
+
+fn install_typescript(dir: &Path) -> Result<()> {
+    if dir.join("node_modules/typescript/package.json").exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    if !dir.join("package.json").exists() {
+        std::fs::write(dir.join("package.json"), "{\"private\":true}\n")?;
+    }
+    let status = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(dir)
+        .arg("typescript@5")
+        .status()
+        .context("running npm (is it installed?)")?;
+    ensure!(status.success(), "npm install typescript@5 failed");
+    Ok(())
+}
