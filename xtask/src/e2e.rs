@@ -48,11 +48,13 @@ pub fn run(args: &[String]) -> Result<()> {
     if !status.success() {
         bail!("building codemode failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let target = if target.is_absolute() { target } else { root.join(target) };
     let codemode = target.join("debug/codemode");
     let driver = target.join("debug/examples/e2e_driver");
-    let status = Command::new(&driver).arg("--codemode").arg(&codemode).arg("--servers").arg(&cache).status()?;
+    let status =
+        Command::new(&driver).arg("--codemode").arg(&codemode).arg("--servers").arg(&cache).status()?;
     if !status.success() {
         bail!("e2e failed");
     }

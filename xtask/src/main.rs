@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 mod dts_oracle;
-mod fuzz;
 mod e2e;
+mod fuzz;
 mod guest;
 #[cfg(test)]
 mod tidy;
