@@ -63,7 +63,7 @@ const EXPECTED_MUTABLE_GLOBALS: usize = 1;
 
 /// Shadow stack (in linear memory) for the C and Rust code of the guest. QuickJS's own stack
 /// limit is set by the host below this (see `codemode-sandbox`'s `GUEST_SHADOW_STACK_BYTES`).
-pub const SHADOW_STACK_BYTES: usize = 8 << 20;
+pub const SHADOW_STACK_BYTES: usize = 4 << 20;
 
 const RQUICKJS_SYS: &str = "rquickjs-sys-0.14.0";
 

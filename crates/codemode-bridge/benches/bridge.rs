@@ -1,0 +1,108 @@
+//! Bridge micro-benchmarks: `cargo bench -p codemode-bridge`.
+//!
+//! Prints min and median per operation: decoding a typical request, encoding a reply, building the
+//! boot script, and a full nested-call round trip through the prelude in the real sandbox (guest
+//! adapter + host call + decode + reply + delivery + job run).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use codemode_bridge::{
+    BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request, wrap_cell,
+};
+use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
+use serde_json::json;
+
+fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
+    let mut samples: Vec<Duration> = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                f();
+            }
+            start.elapsed() / iterations
+        })
+        .collect();
+    samples.sort();
+    println!("{name:<44} {:>12.2?} {:>12.2?}", samples[0], samples[samples.len() / 2]);
+}
+
+fn main() {
+    println!("{:<44} {:>12} {:>12}", "operation", "min", "median");
+    let payload = r#"{"v":1,"op":"callValue","id":"openclaw:shipping:shipping_list","input":{"paid":false,"minTons":10,"tags":["a","b"]}}"#;
+    measure("decode_request (typical callValue)", 10_000, 15, || {
+        black_box(decode_request(black_box(payload)).unwrap());
+    });
+    let value = json!([{ "id": "s1", "paid": false, "tons": 12.5 }, { "id": "s2", "paid": true, "tons": 3 }]);
+    let limits = DeliveryLimits::default();
+    measure("Reply::value (small result)", 10_000, 15, || {
+        black_box(Reply::value(black_box(&value), &limits));
+    });
+    let ctx = BootContext::new();
+    measure("BootContext::boot_script (empty)", 10_000, 15, || {
+        black_box(ctx.boot_script().unwrap());
+    });
+
+    // 2 MiB wasm stack: see `sandbox_config` in tests/all/guest.rs.
+    let mut config = SandboxConfig::default();
+    config.max_wasm_stack_bytes = 2 << 20;
+    let sandbox = Sandbox::new(config.clone(), PRELUDE).expect("prelude loads");
+    let script = ctx.boot_script().unwrap();
+    const CALLS: u32 = 200;
+    let code = format!(
+        "let s = 0; for (let i = 0; i < {CALLS}; i++) s += (await tools.callValue('x', {{ i }})).n; return s;"
+    );
+    let reply = Reply::value(&json!({ "n": 1 }), &limits);
+    let Reply::Resolve(reply_json) = reply else { unreachable!() };
+    let deadline = || Instant::now() + Duration::from_secs(30);
+    let mut samples = Vec::new();
+    for _ in 0..15 {
+        let mut vm = sandbox.start().unwrap();
+        vm.eval_script(&script, deadline()).unwrap();
+        let start = Instant::now();
+        let mut step = vm.eval_cell(&wrap_cell(&code), "user.js", deadline()).unwrap();
+        while let Step::Pending { .. } = step {
+            for call in vm.take_host_calls() {
+                black_box(decode_request(&call.payload).unwrap());
+                vm.deliver(call.id, Delivery::Resolve(reply_json.clone()), deadline()).unwrap();
+            }
+            step = vm.run_jobs(deadline()).unwrap();
+        }
+        let Step::Completed { value_json } = step else { panic!("{step:?}") };
+        assert_eq!(decode_cell_value(value_json.as_deref()).unwrap(), json!(CALLS));
+        samples.push(start.elapsed() / CALLS);
+    }
+    samples.sort();
+    println!(
+        "{:<44} {:>12.2?} {:>12.2?}",
+        "nested-call round trip (guest<->host)",
+        samples[0],
+        samples[samples.len() / 2]
+    );
+    // Baseline: the same loop on the bare sandbox import (no prelude, no adapter, no decode).
+    let raw = Sandbox::new(config, "globalThis.callHost = __codemode_host_call;").unwrap();
+    let raw_code = format!(
+        "let s = 0; for (let i = 0; i < {CALLS}; i++) s += (await callHost('{{\"i\":' + i + '}}')).n; return s;"
+    );
+    let mut samples = Vec::new();
+    for _ in 0..15 {
+        let mut vm = raw.start().unwrap();
+        let start = Instant::now();
+        let mut step = vm.eval_cell(&raw_code, "user.js", deadline()).unwrap();
+        while let Step::Pending { .. } = step {
+            for call in vm.take_host_calls() {
+                vm.deliver(call.id, Delivery::Resolve(reply_json.clone()), deadline()).unwrap();
+            }
+            step = vm.run_jobs(deadline()).unwrap();
+        }
+        assert_eq!(step, Step::Completed { value_json: Some(CALLS.to_string()) });
+        samples.push(start.elapsed() / CALLS);
+    }
+    samples.sort();
+    println!(
+        "{:<44} {:>12.2?} {:>12.2?}",
+        "baseline: bare sandbox round trip",
+        samples[0],
+        samples[samples.len() / 2]
+    );
+}

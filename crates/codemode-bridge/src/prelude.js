@@ -1,0 +1,689 @@
+// codemode guest prelude (bridge protocol 1).
+//
+// Evaluated once, as a classic script, into the base snapshot, before any user code exists. It
+// captures the sandbox's two private imports and every intrinsic it needs, deletes the imports from
+// globalThis, and leaves two private globals:
+//   __codemode_boot(json)   - called once per run by the boot script; defines the guest API, then
+//                             deletes itself
+//   __codemode_result(v)    - encodes a cell's return value (see `wrap_cell` in boot.rs)
+// Everything that crosses to the host is restricted JSON text built by `encode` below; nothing here
+// calls a method that user code could have replaced after load (no `.push`, `.then`, `JSON.*`, ...).
+(function (global) {
+  "use strict";
+
+  const PROTOCOL = 1;
+  const MAX_DEPTH = 64;
+  const MAX_NODES = 1000000;
+  const MAX_API_PATH_CHARS = 256;
+
+  const hostCall = global.__codemode_host_call;
+  const emitOutput = global.__codemode_output;
+  if (typeof hostCall !== "function" || typeof emitOutput !== "function") {
+    throw new Error("codemode prelude: the sandbox bridge imports are missing");
+  }
+
+  // ---- intrinsics, captured before any user code can replace them ----
+  const apply = Reflect.apply;
+  // `uncurry(f)(self, ...args)` calls `f` with `self` without an args array; the bound function keeps
+  // the intrinsic `call`, so a later overwrite of Function.prototype.call does not reach it.
+  const functionCall = Function.prototype.call;
+  const functionBind = Function.prototype.bind;
+  function uncurry(fn) {
+    return apply(functionBind, functionCall, [fn]);
+  }
+  const defineProperty = Object.defineProperty;
+  const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const objectKeys = Object.keys;
+  const objectCreate = Object.create;
+  const objectFreeze = Object.freeze;
+  const setPrototypeOf = Object.setPrototypeOf;
+  const objectToString = uncurry(Object.prototype.toString);
+  const isArray = Array.isArray;
+  const getPrototypeOf = Object.getPrototypeOf;
+  const objectPrototype = Object.prototype;
+  const arrayPrototype = Array.prototype;
+  const jsonStringify = JSON.stringify;
+  const jsonParse = JSON.parse;
+  const PromiseCtor = Promise;
+  const promiseThen = Promise.prototype.then;
+  const ErrorCtor = Error;
+  const TypeErrorCtor = TypeError;
+  const StringCtor = String;
+  const charCodeAt = String.prototype.charCodeAt;
+  const stringSlice = String.prototype.slice;
+  const toWellFormed =
+    typeof String.prototype.toWellFormed === "function" ? uncurry(String.prototype.toWellFormed) : undefined;
+  const fromCharCode = String.fromCharCode;
+  const numberIsFinite = Number.isFinite;
+  const numberValueOf = Number.prototype.valueOf;
+  const stringValueOf = String.prototype.valueOf;
+  const booleanValueOf = Boolean.prototype.valueOf;
+  const bigintToString = typeof BigInt === "function" ? BigInt.prototype.toString : undefined;
+  const bigintValueOf = typeof BigInt === "function" ? BigInt.prototype.valueOf : undefined;
+  const dateGetTime = Date.prototype.getTime;
+  const dateToISOString = Date.prototype.toISOString;
+  const arrayBufferIsView = ArrayBuffer.isView;
+  const arrayBufferByteLength = getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
+  const sharedByteLength =
+    typeof SharedArrayBuffer === "function"
+      ? getOwnPropertyDescriptor(SharedArrayBuffer.prototype, "byteLength").get
+      : undefined;
+
+  delete global.__codemode_host_call;
+  delete global.__codemode_output;
+
+  // ---- small helpers that never touch replaceable prototypes ----
+  function put(target, key, value) {
+    defineProperty(target, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  }
+  function lock(target, key, value) {
+    defineProperty(target, key, { __proto__: null, value, writable: false, enumerable: true, configurable: false });
+  }
+  function defineGlobal(name, value) {
+    defineProperty(global, name, { __proto__: null, value, writable: false, enumerable: false, configurable: false });
+  }
+  // Containers built for the bridge have no prototype, so no inherited toJSON/setter can interfere.
+  function bareArray() {
+    const a = [];
+    setPrototypeOf(a, null);
+    return a;
+  }
+  function slice(s, start, end) {
+    return apply(stringSlice, s, [start, end]);
+  }
+  function code(s, i) {
+    return apply(charCodeAt, s, [i]);
+  }
+  function typeError(message) {
+    return new TypeErrorCtor(message);
+  }
+  function plainError(message, errorCode) {
+    const e = new ErrorCtor(message);
+    if (errorCode !== undefined) put(e, "code", errorCode);
+    return e;
+  }
+  function rejected(error) {
+    return new PromiseCtor(function (_resolve, reject) {
+      reject(error);
+    });
+  }
+  function resolved(value) {
+    return new PromiseCtor(function (resolve) {
+      resolve(value);
+    });
+  }
+  // A short description of something thrown, without calling user methods (except getters of
+  // `message` on error objects, which are ordinary guest code).
+  function describeThrown(e) {
+    if (typeof e === "string") return e;
+    if (e !== null && typeof e === "object") {
+      try {
+        const m = e.message;
+        if (typeof m === "string") return m;
+      } catch (_) {
+        // fall through
+      }
+      return "an exception";
+    }
+    if (typeof e === "symbol" || typeof e === "function") return "an exception";
+    return StringCtor(e);
+  }
+  function shortKey(key) {
+    return key.length > 40 ? slice(key, 0, 40) + "…" : key;
+  }
+
+  // Replaces lone surrogates with U+FFFD so that the host's strict UTF-8 JSON decoder accepts the text.
+  function wellFormed(s) {
+    if (toWellFormed !== undefined) return toWellFormed(s);
+    let out = "";
+    let start = 0;
+    const n = s.length;
+    for (let i = 0; i < n; i++) {
+      const c = code(s, i);
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        const d = code(s, i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          i++;
+          continue;
+        }
+      }
+      if (c >= 0xd800 && c <= 0xdfff) {
+        out += slice(s, start, i) + fromCharCode(0xfffd);
+        start = i + 1;
+      }
+    }
+    return start === 0 ? s : out + slice(s, start, n);
+  }
+
+  // ---- the restricted JSON adapter ----
+  //
+  // Encodes a guest value directly as restricted JSON text:
+  // - strings are made well-formed; finite numbers stay; NaN/±Infinity become null; BigInt becomes
+  //   its decimal string; booleans and null stay;
+  // - undefined, functions and symbols are dropped from objects and become null in arrays (at the top
+  //   level the caller decides);
+  // - Date becomes its ISO string (null when invalid); boxed primitives are unboxed; Error objects
+  //   become { name, message };
+  // - other objects: own enumerable string keys, in order (getters run; a getter that throws makes the
+  //   whole conversion fail with a TypeError naming the key); toJSON is never looked up or called;
+  // - ArrayBuffer, SharedArrayBuffer, typed arrays and DataView throw a TypeError (binary is not
+  //   supported);
+  // - a cycle, nesting deeper than 64 levels or more than 1,000,000 values throws a TypeError.
+  // Shared (non-cyclic) references are encoded at each place they appear.
+  //
+  // The text is assembled by string concatenation (no arrays: the engine's own JSON.stringify keeps
+  // an internal array with ordinary [[Set]] semantics, so a setter that guest code put on
+  // Array.prototype would run inside it; here nothing can). JSON.stringify is used on strings only.
+
+  // The JSON text of `value`, or undefined when it has none (undefined, a function, a symbol).
+  function encode(value, what) {
+    const state = { __proto__: null, ancestors: null, nodes: 0, what };
+    return walk(value, state, 0);
+  }
+
+  function tagOf(v) {
+    try {
+      return objectToString(v);
+    } catch (_) {
+      return "";
+    }
+  }
+
+  function tryCall(fn, v) {
+    try {
+      return { __proto__: null, ok: true, value: apply(fn, v, []) };
+    } catch (_) {
+      return { __proto__: null, ok: false, value: undefined };
+    }
+  }
+
+  function readProperty(v, key, state) {
+    try {
+      return v[key];
+    } catch (e) {
+      throw typeError(state.what + ': reading property "' + shortKey(key) + '" threw: ' + describeThrown(e));
+    }
+  }
+
+  function quote(s) {
+    return jsonStringify(wellFormed(s));
+  }
+
+  // The JSON text of `v`, or undefined for a value that has no JSON form.
+  function walk(v, state, depth) {
+    switch (typeof v) {
+      case "string":
+        return quote(v);
+      case "number":
+        // For finite numbers ToString is exactly JSON's number form.
+        return numberIsFinite(v) ? "" + v : "null";
+      case "boolean":
+        return v ? "true" : "false";
+      case "bigint":
+        return '"' + apply(bigintToString, v, []) + '"';
+      case "undefined":
+      case "function":
+      case "symbol":
+        return undefined;
+    }
+    if (v === null) return "null";
+    if (++state.nodes > MAX_NODES) {
+      throw typeError(state.what + ": value has more than 1000000 parts; the Code Mode bridge refuses it");
+    }
+    if (arrayBufferIsView(v)) throw binaryError(state);
+    // Fast path: arrays and plain objects need no brand checks.
+    const proto = isArray(v) ? arrayPrototype : getPrototypeOf(v);
+    if (proto !== arrayPrototype && proto !== objectPrototype && proto !== null) {
+      const tagged = special(v, state, depth);
+      if (tagged !== NOT_SPECIAL) return tagged;
+    }
+    return container(v, state, depth);
+  }
+
+  const NOT_SPECIAL = objectFreeze(objectCreate(null));
+
+  // Dates, boxed primitives, errors and binary values; NOT_SPECIAL for anything else.
+  function special(v, state, depth) {
+    switch (tagOf(v)) {
+      case "[object Object]":
+      case "[object Array]":
+        break;
+      case "[object ArrayBuffer]":
+        if (tryCall(arrayBufferByteLength, v).ok) throw binaryError(state);
+        break;
+      case "[object SharedArrayBuffer]":
+        if (sharedByteLength !== undefined && tryCall(sharedByteLength, v).ok) throw binaryError(state);
+        break;
+      case "[object Date]": {
+        const t = tryCall(dateGetTime, v);
+        if (t.ok) return t.value === t.value ? quote(apply(dateToISOString, v, [])) : "null";
+        break;
+      }
+      case "[object Number]": {
+        const n = tryCall(numberValueOf, v);
+        if (n.ok) return walk(n.value, state, depth);
+        break;
+      }
+      case "[object String]": {
+        const s = tryCall(stringValueOf, v);
+        if (s.ok) return walk(s.value, state, depth);
+        break;
+      }
+      case "[object Boolean]": {
+        const b = tryCall(booleanValueOf, v);
+        if (b.ok) return walk(b.value, state, depth);
+        break;
+      }
+      case "[object BigInt]": {
+        const b = bigintValueOf === undefined ? undefined : tryCall(bigintValueOf, v);
+        if (b !== undefined && b.ok) return walk(b.value, state, depth);
+        break;
+      }
+      case "[object Error]": {
+        const name = readProperty(v, "name", state);
+        const message = readProperty(v, "message", state);
+        return (
+          '{"name":' +
+          quote(typeof name === "string" ? name : "Error") +
+          ',"message":' +
+          quote(typeof message === "string" ? message : "") +
+          "}"
+        );
+      }
+    }
+    return NOT_SPECIAL;
+  }
+
+  function container(v, state, depth) {
+    // Ancestors form a linked list of prototype-less cells (at most 64 long).
+    for (let a = state.ancestors; a !== null; a = a.up) {
+      if (a.value === v) {
+        throw typeError(state.what + ": value is circular; the Code Mode bridge accepts JSON-compatible values only");
+      }
+    }
+    if (depth >= MAX_DEPTH) {
+      throw typeError(state.what + ": value nests deeper than 64 levels; the Code Mode bridge accepts at most 64");
+    }
+    const parent = state.ancestors;
+    state.ancestors = { __proto__: null, value: v, up: parent };
+    let out;
+    if (isArray(v)) {
+      out = "[";
+      const n = readProperty(v, "length", state);
+      for (let i = 0; i < n; i++) {
+        const item = walk(readProperty(v, i, state), state, depth + 1);
+        out += (i > 0 ? "," : "") + (item === undefined ? "null" : item);
+      }
+      out += "]";
+    } else {
+      out = "{";
+      const keys = objectKeys(v);
+      const n = keys.length;
+      for (let i = 0; i < n; i++) {
+        const key = keys[i];
+        const item = walk(readProperty(v, key, state), state, depth + 1);
+        if (item !== undefined) out += (out.length > 1 ? "," : "") + quote(key) + ":" + item;
+      }
+      out += "}";
+    }
+    state.ancestors = parent;
+    return out;
+  }
+
+  function binaryError(state) {
+    return typeError(
+      state.what + ": binary values (ArrayBuffer, typed arrays, DataView) cannot cross the Code Mode bridge",
+    );
+  }
+
+  // A top-level argument: undefined stays undefined (omitted); a function or symbol is refused.
+  function encodeArgument(value, what) {
+    if (value === undefined) return undefined;
+    const text = encode(value, what);
+    if (text === undefined) throw typeError(what + ": input must be JSON-compatible, not a " + typeof value);
+    return text;
+  }
+
+  // ---- host calls ----
+  // `build()` returns the request members as `,"key":<json>` text (see `field`); anything it (or a
+  // policy refusal) throws rejects the returned promise.
+  function field(key, json) {
+    return ',"' + key + '":' + json;
+  }
+
+  // Returns the sandbox's own (intrinsic) promise for the call, or a rejected one.
+  function request(op, build) {
+    try {
+      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + build() + "}");
+    } catch (e) {
+      return rejected(e);
+    }
+  }
+
+  function requireString(value, what) {
+    if (typeof value !== "string") throw typeError(what + " must be a string");
+    return quote(value);
+  }
+
+  function callTool(op, id, input, what) {
+    return request(op, function () {
+      const text = encodeArgument(input, what);
+      return field("id", requireString(id, what + ": id")) + (text === undefined ? "" : field("input", text));
+    });
+  }
+
+  function objectInput(input, what) {
+    if (input === undefined || input === null) return "{}";
+    const text = encodeArgument(input, what);
+    if (code(text, 0) !== 123 /* { */) throw typeError(what + ": input must be an object");
+    return text;
+  }
+
+  // ---- output ----
+  function text(value) {
+    let s;
+    const t = typeof value;
+    if (t === "string") s = value;
+    else if (t === "undefined") s = "undefined";
+    else if (t === "function") s = "[function]";
+    else if (t === "symbol" || t !== "object" || value === null) s = StringCtor(value);
+    else {
+      const encoded = encode(value, "text");
+      // A value that encodes to a JSON string (a Date, a boxed string) is shown without quotes.
+      s = encoded === undefined ? "undefined" : code(encoded, 0) === 34 /* " */ ? jsonParse(encoded) : encoded;
+    }
+    emitOutput("text", wellFormed(s));
+  }
+
+  function json(value) {
+    let encoded = encode(value, "json");
+    if (encoded === undefined) {
+      const t = typeof value;
+      encoded = t === "undefined" ? "null" : t === "function" ? '"[function]"' : quote(StringCtor(value));
+    }
+    emitOutput("json", encoded);
+  }
+
+  function yieldControl(reason) {
+    const p = request("yield", function () {
+      return reason === undefined ? "" : field("reason", requireString(reason, "yield_control: reason"));
+    });
+    return new PromiseCtor(function (resolve, reject) {
+      apply(promiseThen, p, [
+        function () {
+          resolve(undefined);
+        },
+        reject,
+      ]);
+    });
+  }
+
+  // The cell's value as restricted JSON text (a string), or undefined; see `decode_cell_value`.
+  function cellResult(value) {
+    return encode(value, "the cell's return value");
+  }
+
+  // ---- API virtual files (same rules as api_files.rs) ----
+  function normalizeApiPath(path) {
+    const n = path.length;
+    let chars = 0;
+    let nul = false;
+    let backslash = false;
+    for (let i = 0; i < n; i++) {
+      const c = code(path, i);
+      if (c >= 0xdc00 && c <= 0xdfff && i > 0) {
+        const p = code(path, i - 1);
+        if (p >= 0xd800 && p <= 0xdbff) continue;
+      }
+      chars++;
+      if (c === 0) nul = true;
+      if (c === 92) backslash = true;
+    }
+    if (chars > MAX_API_PATH_CHARS) throw plainError("path is longer than 256 characters");
+    if (nul) throw plainError("path contains NUL");
+    if (backslash) throw plainError("path contains a backslash; use /");
+    if (n > 0 && code(path, 0) === 47) throw plainError('path must be relative, like "mcp/index.d.ts"');
+    let p = path;
+    if (n > 0 && code(p, n - 1) === 47) p = slice(p, 0, n - 1);
+    if (p.length === 0) return p;
+    let start = 0;
+    for (let i = 0; i <= p.length; i++) {
+      if (i === p.length || code(p, i) === 47) {
+        const segment = slice(p, start, i);
+        if (segment.length === 0) throw plainError("path has an empty segment");
+        if (segment === "." || segment === "..") throw plainError("path has a . or .. segment");
+        start = i + 1;
+      }
+    }
+    return p;
+  }
+
+  function makeApi(files) {
+    function guarded(what, fn) {
+      return function (arg) {
+        try {
+          return resolved(fn(arg));
+        } catch (e) {
+          return rejected(plainError(what + ": " + describeThrown(e)));
+        }
+      };
+    }
+    const api = {};
+    lock(
+      api,
+      "list",
+      guarded("API.list", function (prefix) {
+        if (prefix !== undefined && typeof prefix !== "string") throw typeError("prefix must be a string");
+        const p = normalizeApiPath(prefix === undefined ? "" : prefix);
+        const out = [];
+        for (let i = 0; i < files.length; i++) {
+          const f = files[i];
+          const matches =
+            p.length === 0 || f.path === p || (slice(f.path, 0, p.length) === p && code(f.path, p.length) === 47);
+          if (matches) {
+            const entry = {};
+            put(entry, "path", f.path);
+            put(entry, "bytes", f.bytes);
+            put(out, out.length, entry);
+          }
+        }
+        return out;
+      }),
+    );
+    lock(
+      api,
+      "read",
+      guarded("API.read", function (path) {
+        if (typeof path !== "string") throw typeError("path must be a string");
+        const p = normalizeApiPath(path);
+        for (let i = 0; i < files.length; i++) {
+          if (files[i].path === p) return files[i].content;
+        }
+        throw plainError("unknown file; API.list() shows the available files");
+      }),
+    );
+    return objectFreeze(api);
+  }
+
+  // ---- per-run API ----
+  function makeTools(convenience) {
+    const tools = {};
+    lock(tools, "search", function search(query, options) {
+      return request("search", function () {
+        let m = field("query", requireString(query, "tools.search: query"));
+        if (options !== undefined && options !== null) {
+          if (typeof options !== "object") throw typeError("tools.search: options must be an object like { limit: 5 }");
+          const limit = readProperty(options, "limit", { __proto__: null, what: "tools.search" });
+          const text = encodeArgument(limit, "tools.search: options.limit");
+          if (text !== undefined) m += field("limit", text);
+        }
+        return m;
+      });
+    });
+    lock(tools, "describe", function describe(id) {
+      return request("describe", function () {
+        return field("id", requireString(id, "tools.describe: id"));
+      });
+    });
+    lock(tools, "callValue", function callValue(id, input) {
+      return callTool("callValue", id, input, "tools.callValue");
+    });
+    lock(tools, "call", function call(id, input) {
+      return callTool("call", id, input, "tools.call");
+    });
+    for (let i = 0; i < convenience.length; i++) {
+      const name = convenience[i][0];
+      const id = convenience[i][1];
+      lock(tools, name, function (input) {
+        return callTool("callValue", id, input, "tools." + name);
+      });
+    }
+    return objectFreeze(tools);
+  }
+
+  function makeMcp(servers) {
+    const mcp = {};
+    const names = objectKeys(servers);
+    for (let s = 0; s < names.length; s++) {
+      const server = names[s];
+      const entry = servers[server];
+      const ns = {};
+      const tools = entry.tools;
+      for (let t = 0; t < tools.length; t++) {
+        const tool = tools[t];
+        const what = "MCP." + server + "." + tool;
+        lock(ns, tool, function (input) {
+          return request("mcp", function () {
+            return field("server", quote(server)) + field("tool", quote(tool)) + field("input", objectInput(input, what));
+          });
+        });
+      }
+      lock(ns, "$api", function $api(toolName, options) {
+        return request("mcpApi", function () {
+          let m = field("server", quote(server));
+          if (toolName !== undefined && toolName !== null) {
+            m += field("tool", requireString(toolName, "MCP." + server + ".$api: toolName"));
+          }
+          if (options !== undefined && options !== null) {
+            if (typeof options !== "object") throw typeError("MCP." + server + ".$api: options must be an object");
+            const schema = readProperty(options, "schema", { __proto__: null, what: "MCP." + server + ".$api" });
+            if (schema !== undefined) {
+              if (typeof schema !== "boolean") throw typeError("MCP." + server + ".$api: options.schema must be a boolean");
+              m += field("schema", schema ? "true" : "false");
+            }
+          }
+          return m;
+        });
+      });
+      if (entry.resources) {
+        const resources = {};
+        lock(resources, "read", function read(input) {
+          return request("resourcesRead", function () {
+            return field("server", quote(server)) + field("input", objectInput(input, "MCP." + server + ".resources.read"));
+          });
+        });
+        lock(ns, "resources", objectFreeze(resources));
+      }
+      if (entry.prompts) {
+        const prompts = {};
+        lock(prompts, "get", function get(input) {
+          return request("promptsGet", function () {
+            return field("server", quote(server)) + field("input", objectInput(input, "MCP." + server + ".prompts.get"));
+          });
+        });
+        lock(ns, "prompts", objectFreeze(prompts));
+      }
+      lock(mcp, server, objectFreeze(ns));
+    }
+    return objectFreeze(mcp);
+  }
+
+  function makeNamespace(descriptor) {
+    const id = descriptor.id;
+    const globalName = descriptor.globalName;
+    const shared = descriptor.shared;
+    const built = bareArray();
+    const done = bareArray();
+    function callable(path) {
+      return function () {
+        const args = arguments;
+        return request("namespace", function () {
+          const what = globalName + " call";
+          let list = "[";
+          for (let i = 0; i < args.length; i++) {
+            const text = encode(args[i], what);
+            list += (i > 0 ? "," : "") + (text === undefined ? "null" : text);
+          }
+          return field("namespace", quote(id)) + field("path", quote(path)) + field("args", list + "]");
+        });
+      };
+    }
+    function build(node) {
+      const tag = node[0];
+      const body = node[1];
+      if (tag === "d") return body;
+      if (tag === "t") return callable(body);
+      if (tag === "r") {
+        if (done[body] !== true) {
+          put(done, body, true);
+          put(built, body, build(shared[body]));
+        }
+        return built[body];
+      }
+      if (tag === "a") {
+        const a = [];
+        for (let i = 0; i < body.length; i++) put(a, i, build(body[i]));
+        return objectFreeze(a);
+      }
+      const o = {};
+      for (let i = 0; i < body.length; i++) lock(o, body[i][0], build(body[i][1]));
+      return objectFreeze(o);
+    }
+    return build(descriptor.root);
+  }
+
+  let booted = false;
+  function boot(bootJson) {
+    if (booted) throw new ErrorCtor("codemode: the guest API is already booted");
+    booted = true;
+    delete global.__codemode_boot;
+    const ctx = jsonParse(bootJson);
+    if (ctx.protocol !== PROTOCOL) {
+      throw new ErrorCtor(
+        "code mode bridge protocol mismatch: prelude speaks " + PROTOCOL + ", host speaks " + StringCtor(ctx.protocol),
+      );
+    }
+    const namespaces = {};
+    const globals = [];
+    for (let i = 0; i < ctx.namespaces.length; i++) {
+      const d = ctx.namespaces[i];
+      const value = makeNamespace(d);
+      lock(namespaces, d.globalName, value);
+      put(globals, globals.length, [d.globalName, value]);
+    }
+    defineGlobal("ALL_TOOLS", ctx.allTools);
+    defineGlobal("tools", makeTools(ctx.convenience));
+    defineGlobal("MCP", makeMcp(ctx.mcp));
+    defineGlobal("API", makeApi(ctx.files));
+    defineGlobal("namespaces", objectFreeze(namespaces));
+    defineGlobal("text", text);
+    defineGlobal("json", json);
+    defineGlobal("yield_control", yieldControl);
+    for (let i = 0; i < globals.length; i++) defineGlobal(globals[i][0], globals[i][1]);
+  }
+
+  defineProperty(global, "__codemode_boot", {
+    __proto__: null,
+    value: boot,
+    writable: false,
+    enumerable: false,
+    configurable: true,
+  });
+  defineProperty(global, "__codemode_result", {
+    __proto__: null,
+    value: cellResult,
+    writable: false,
+    enumerable: false,
+    configurable: false,
+  });
+})(globalThis);

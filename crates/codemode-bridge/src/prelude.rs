@@ -1,0 +1,19 @@
+//! The guest prelude: JavaScript evaluated once into the sandbox's base snapshot.
+
+/// The prelude source (`src/prelude.js`). Pass it to the sandbox when creating the base snapshot.
+///
+/// It relies on two private globals the sandbox installs before the prelude runs, captures them and
+/// deletes them from `globalThis`:
+/// - `__codemode_host_call(payload: string): Promise<any>` — starts a host call with a request (see
+///   [`crate::protocol`]); the promise settles with the host's [`crate::Reply`]; a policy refusal throws.
+/// - `__codemode_output(kind: "text" | "json", payload: string): undefined` — emits output; a
+///   refusal throws.
+///
+/// It leaves two private globals: [`crate::BOOT_FUNCTION`] (called by the boot script, then gone) and
+/// [`crate::RESULT_FUNCTION`] (used by [`crate::wrap_cell`]).
+pub const PRELUDE: &str = include_str!("prelude.js");
+
+/// The guest globals the prelude's boot defines (non-writable, non-configurable), besides one global
+/// per visible namespace.
+pub const GUEST_GLOBALS: &[&str] =
+    &["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "yield_control"];

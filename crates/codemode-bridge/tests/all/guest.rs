@@ -1,0 +1,659 @@
+//! The prelude in the real sandbox: the guest API, the adapter, errors, limits and robustness.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use codemode_bridge::{
+    BootContext, BudgetLimits, DeliveryLimits, HostRequest, OutputAccumulator, OutputKind, PRELUDE, Reply,
+    RunBudgets, call_envelope, decode_cell_value, decode_request, wrap_cell,
+};
+use codemode_core::CodeModeOutput;
+use codemode_sandbox::{Delivery, GuestPolicy, Sandbox, SandboxConfig, Step, Vm};
+use serde_json::{Value, json};
+
+use crate::boot::sample_context;
+
+pub fn sandbox() -> &'static Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX.get_or_init(|| Sandbox::new(sandbox_config(), PRELUDE).expect("the prelude loads"))
+}
+
+/// The sandbox's defaults, except a 2 MiB wasm stack: wasmtime 48 refuses a `max_wasm_stack` above
+/// its `async_stack_size` (2 MiB) even without the async feature, so the sandbox's 16 MiB default
+/// cannot start an engine yet. The prelude needs far less.
+pub fn sandbox_config() -> SandboxConfig {
+    let mut config = SandboxConfig::default();
+    config.max_wasm_stack_bytes = 2 << 20;
+    config
+}
+
+fn deadline() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+/// Budgets and output shared between the policy (inside the VM) and the test's host loop.
+#[derive(Clone)]
+pub struct Ledger {
+    pub budgets: Arc<Mutex<RunBudgets>>,
+    pub output: Arc<Mutex<OutputAccumulator>>,
+}
+
+impl Ledger {
+    pub fn new(limits: BudgetLimits, max_output_bytes: u64) -> Ledger {
+        Ledger {
+            budgets: Arc::new(Mutex::new(RunBudgets::new(limits))),
+            output: Arc::new(Mutex::new(OutputAccumulator::new(max_output_bytes))),
+        }
+    }
+}
+
+struct Policy(Ledger);
+
+/// A policy backed by `ledger`.
+pub fn policy(ledger: &Ledger) -> impl GuestPolicy + use<> {
+    Policy(ledger.clone())
+}
+
+impl GuestPolicy for Policy {
+    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
+        self.0.budgets.lock().unwrap().on_host_call(payload).map_err(|e| e.to_string())
+    }
+
+    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
+        let kind = match kind {
+            codemode_sandbox::OutputKind::Text => OutputKind::Text,
+            codemode_sandbox::OutputKind::Json => OutputKind::Json,
+        };
+        self.0.output.lock().unwrap().push(kind, payload).map_err(|e| e.to_string())
+    }
+}
+
+/// What a cell did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Completed value (JSON), or `Err(message)` when the cell failed.
+    pub result: Result<Value, String>,
+    /// Every decoded request, in order.
+    pub requests: Vec<HostRequest>,
+    /// Output items.
+    pub output: Vec<CodeModeOutput>,
+}
+
+pub fn to_delivery(reply: Reply) -> Delivery {
+    match reply {
+        Reply::Resolve(json) => Delivery::Resolve(json),
+        Reply::Reject { message, code } => Delivery::Reject { message, code },
+    }
+}
+
+pub fn booted_vm(ctx: &BootContext, ledger: &Ledger) -> Vm {
+    let mut vm = sandbox().start().unwrap();
+    vm.set_policy(Box::new(Policy(ledger.clone())));
+    let step = vm.eval_script(&ctx.boot_script().unwrap(), deadline()).unwrap();
+    assert!(matches!(step, Step::Completed { .. }), "boot failed: {step:?}");
+    vm
+}
+
+/// Drives `vm` from `step` until it completes or fails, answering requests with `host`.
+pub fn drive(
+    vm: &mut Vm,
+    mut step: Step,
+    ledger: &Ledger,
+    host: &mut dyn FnMut(&HostRequest) -> Reply,
+) -> Outcome {
+    let mut requests = Vec::new();
+    let result = loop {
+        match step {
+            Step::Completed { value_json } => {
+                break Ok(decode_cell_value(value_json.as_deref()).expect("the prelude encodes cell values"));
+            }
+            Step::Failed(e) => break Err(e.to_string()),
+            Step::Pending { .. } => {
+                for call in vm.take_host_calls() {
+                    let reply = match decode_request(&call.payload) {
+                        Ok(request) => {
+                            let reply = host(&request);
+                            requests.push(request);
+                            reply
+                        }
+                        Err(e) => {
+                            assert!(!e.is_fatal(), "fatal decode error: {e}");
+                            e.reply()
+                        }
+                    };
+                    ledger.budgets.lock().unwrap().on_delivered();
+                    vm.deliver(call.id, to_delivery(reply), deadline()).unwrap();
+                }
+                step = vm.run_jobs(deadline()).unwrap();
+            }
+        }
+    };
+    let output = ledger.output.lock().unwrap().take_new();
+    Outcome { result, requests, output }
+}
+
+pub fn run_with(
+    ctx: &BootContext,
+    ledger: &Ledger,
+    code: &str,
+    host: &mut dyn FnMut(&HostRequest) -> Reply,
+) -> Outcome {
+    let mut vm = booted_vm(ctx, ledger);
+    let step = vm.eval_cell(&wrap_cell(code), "user.js", deadline()).unwrap();
+    drive(&mut vm, step, ledger, host)
+}
+
+/// A host that answers every op with a fixed, recognizable value.
+pub fn echo_host(request: &HostRequest) -> Reply {
+    let limits = DeliveryLimits::default();
+    match request {
+        HostRequest::Search { query, limit } => Reply::value(
+            &json!([{ "id": "openclaw:core:web_search", "query": query, "limit": limit }]),
+            &limits,
+        ),
+        HostRequest::Describe { id } => {
+            Reply::value(&json!({ "id": id, "parameters": { "type": "object" } }), &limits)
+        }
+        HostRequest::Call { id, input } => {
+            Reply::value(&call_envelope(id, json!({ "details": input })), &limits)
+        }
+        HostRequest::CallValue { id, input } => Reply::value(&json!({ "id": id, "input": input }), &limits),
+        HostRequest::Namespace { namespace, path, args } => {
+            Reply::value(&json!({ "namespace": namespace, "path": path, "args": args }), &limits)
+        }
+        HostRequest::Mcp { server, tool, input } => Reply::value(
+            &json!({ "content": [], "structuredContent": { "server": server, "tool": tool, "input": input } }),
+            &limits,
+        ),
+        HostRequest::Yield { .. } => Reply::null(),
+        other => Reply::value(&json!({ "op": other.op() }), &limits),
+    }
+}
+
+pub fn run(code: &str) -> Outcome {
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    run_with(&sample_context(), &ledger, code, &mut echo_host)
+}
+
+fn value(code: &str) -> Value {
+    let outcome = run(code);
+    match outcome.result {
+        Ok(v) => v,
+        Err(e) => panic!("cell failed: {e}\n{code}"),
+    }
+}
+
+#[test]
+fn globals_are_defined_locked_and_private_imports_are_gone() {
+    let v = value(
+        r#"
+        const names = ["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "yield_control", "Issues"];
+        const out = {};
+        for (const n of names) {
+          const d = Object.getOwnPropertyDescriptor(globalThis, n);
+          out[n] = [typeof globalThis[n], d.writable, d.configurable];
+        }
+        tools = 1; MCP = 2;
+        out.afterAssign = [typeof tools, typeof MCP, delete globalThis.tools];
+        out.private = [typeof __codemode_host_call, typeof __codemode_output, typeof __codemode_boot];
+        out.frozen = [Object.isFrozen(tools), Object.isFrozen(MCP), Object.isFrozen(API), Object.isFrozen(Issues)];
+        return out;
+        "#,
+    );
+    assert_eq!(
+        v,
+        json!({
+            "ALL_TOOLS": ["object", false, false], "tools": ["object", false, false], "MCP": ["object", false, false],
+            "API": ["object", false, false], "namespaces": ["object", false, false], "text": ["function", false, false],
+            "json": ["function", false, false], "yield_control": ["function", false, false],
+            "Issues": ["object", false, false],
+            "afterAssign": ["object", "object", false],
+            "private": ["undefined", "undefined", "undefined"],
+            "frozen": [true, true, true, true]
+        })
+    );
+}
+
+#[test]
+fn all_tools_omits_mcp_and_tools_helpers_reach_the_host() {
+    let outcome = run(r#"
+        const ids = ALL_TOOLS.map((t) => t.id);
+        const found = await tools.search("list shipments", { limit: 3 });
+        const described = await tools.describe(found[0].id);
+        const value = await tools.callValue("openclaw:shipping:shipping_list", { paid: false });
+        const raw = await tools.call("openclaw:shipping:shipping_list");
+        const convenience = await tools.web_search({ query: "code mode" });
+        return { ids, found, described, value, raw, convenience, keys: Object.keys(tools) };
+        "#);
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v["ids"],
+        json!(["openclaw:core:web_search", "openclaw:shipping:shipping_list", "client:app:select_file"])
+    );
+    assert_eq!(v["found"][0]["limit"], 3);
+    assert_eq!(v["described"]["id"], "openclaw:core:web_search");
+    assert_eq!(v["value"], json!({ "id": "openclaw:shipping:shipping_list", "input": { "paid": false } }));
+    assert_eq!(v["raw"], json!({ "tool": "openclaw:shipping:shipping_list", "result": { "details": null } }));
+    assert_eq!(
+        v["convenience"],
+        json!({ "id": "openclaw:core:web_search", "input": { "query": "code mode" } })
+    );
+    assert_eq!(v["keys"], json!(["search", "describe", "callValue", "call", "web_search"]));
+    assert_eq!(
+        outcome.requests,
+        vec![
+            HostRequest::Search { query: "list shipments".into(), limit: Some(3) },
+            HostRequest::Describe { id: "openclaw:core:web_search".into() },
+            HostRequest::CallValue {
+                id: "openclaw:shipping:shipping_list".into(),
+                input: Some(json!({ "paid": false }))
+            },
+            HostRequest::Call { id: "openclaw:shipping:shipping_list".into(), input: None },
+            HostRequest::CallValue {
+                id: "openclaw:core:web_search".into(),
+                input: Some(json!({ "query": "code mode" }))
+            },
+        ]
+    );
+}
+
+#[test]
+fn mcp_namespace_api_and_resources() {
+    let outcome = run(r#"
+        const issue = await MCP.github.createIssue({ owner: "openclaw", title: "x" });
+        const api = await MCP.github.$api("createIssue", { schema: true });
+        const all = await MCP.github.$api();
+        const res = await MCP.docs.resources.read({ uri: "memo://one" });
+        const prompt = await MCP.docs.prompts.get({ name: "brief", arguments: { topic: "release" } });
+        let bad;
+        try { await MCP.github.listIssues([1, 2]); } catch (e) { bad = [e instanceof TypeError, e.message]; }
+        return {
+          issue, api, all, res, prompt, bad,
+          servers: Object.keys(MCP), githubKeys: Object.keys(MCP.github),
+          githubResources: typeof MCP.github.resources,
+        };
+        "#);
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v["issue"]["structuredContent"],
+        json!({ "server": "github", "tool": "createIssue", "input": { "owner": "openclaw", "title": "x" } })
+    );
+    assert_eq!(v["bad"], json!([true, "MCP.github.listIssues: input must be an object"]));
+    assert_eq!(v["servers"], json!(["github", "docs"]));
+    assert_eq!(v["githubKeys"], json!(["createIssue", "listIssues", "$api"]));
+    assert_eq!(v["githubResources"], "undefined");
+    let mut input = serde_json::Map::new();
+    input.insert("uri".into(), json!("memo://one"));
+    assert_eq!(
+        outcome.requests[1],
+        HostRequest::McpApi { server: "github".into(), tool: Some("createIssue".into()), schema: true }
+    );
+    assert_eq!(
+        outcome.requests[2],
+        HostRequest::McpApi { server: "github".into(), tool: None, schema: false }
+    );
+    assert_eq!(outcome.requests[3], HostRequest::ResourcesRead { server: "docs".into(), input });
+    assert_eq!(outcome.requests[4].op(), "promptsGet");
+    assert_eq!(outcome.requests.len(), 5, "the rejected call never reached the host");
+}
+
+#[test]
+fn api_files_are_served_without_bridge_calls() {
+    let outcome = run(r#"
+        const all = await API.list();
+        const mcp = await API.list("mcp");
+        const slash = await API.list("mcp/");
+        const none = await API.list("nothing");
+        const github = await API.read("mcp/github.d.ts");
+        const errors = [];
+        for (const p of ["mcp/../x", "/mcp/index.d.ts", "mcp\\index.d.ts", "mcp/missing.d.ts", "mcp//index.d.ts", 42]) {
+          try { await API.read(p); errors.push("no error"); } catch (e) { errors.push(e.message); }
+        }
+        return { all, mcp: mcp.map((f) => f.path), slash: slash.length, none, github, errors };
+        "#);
+    assert!(outcome.requests.is_empty(), "API must not use the bridge: {:?}", outcome.requests);
+    let v = outcome.result.unwrap();
+    assert_eq!(v["mcp"], json!(["mcp/docs.d.ts", "mcp/github.d.ts", "mcp/index.d.ts"]));
+    assert_eq!(v["slash"], 3);
+    assert_eq!(v["none"], json!([]));
+    assert_eq!(v["github"], "declare namespace MCP.github { /* é */ }\n");
+    let bytes = "declare namespace MCP.github { /* é */ }\n".len();
+    assert_eq!(v["all"][1], json!({ "path": "mcp/github.d.ts", "bytes": bytes }));
+    assert_eq!(
+        v["errors"],
+        json!([
+            "API.read: path has a . or .. segment",
+            "API.read: path must be relative, like \"mcp/index.d.ts\"",
+            "API.read: path contains a backslash; use /",
+            "API.read: unknown file; API.list() shows the available files",
+            "API.read: path has an empty segment",
+            "API.read: path must be a string"
+        ])
+    );
+}
+
+#[test]
+fn api_path_rules_match_the_rust_reference() {
+    let cases = crate::boot::api_path_cases();
+    let inputs: Vec<&str> = cases.iter().map(|(i, _)| i.as_str()).collect();
+    let code = format!(
+        r#"
+        const out = [];
+        for (const p of {inputs}) {{
+          try {{ out.push({{ ok: (await API.list(p)).length }}); }} catch (e) {{ out.push({{ err: e.message }}); }}
+        }}
+        return out;
+        "#,
+        inputs = serde_json::to_string(&inputs).unwrap()
+    );
+    let v = value(&code);
+    for ((input, expected), got) in cases.iter().zip(v.as_array().unwrap()) {
+        match expected {
+            Ok(_) => assert!(got.get("ok").is_some(), "{input:?}: {got}"),
+            Err(e) => assert_eq!(got["err"], format!("API.list: {e}"), "{input:?}"),
+        }
+    }
+}
+
+#[test]
+fn namespaces_call_through_the_bridge_without_leaking_markers() {
+    let outcome = run(r#"
+        const a = await Issues.list({ state: "open" });
+        const b = await namespaces.Issues.list();
+        json(Issues);
+        json({ tools, MCP, API, namespaces });
+        return { a, b, same: Issues === namespaces.Issues, repo: Issues.repository, proto: Object.getPrototypeOf(Issues.repository) === Object.prototype };
+        "#);
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v["a"],
+        json!({ "namespace": "github-issues", "path": "list", "args": [{ "state": "open" }] })
+    );
+    assert_eq!(v["b"]["args"], json!([]));
+    assert_eq!(v["same"], true);
+    assert_eq!(v["repo"], json!({ "owner": "openclaw", "__proto__": "data" }));
+    assert_eq!(v["proto"], true, "a `__proto__` data key stays an own property");
+    let repository = json!({ "owner": "openclaw", "__proto__": "data" });
+    assert_eq!(
+        outcome.output,
+        vec![
+            CodeModeOutput::Json { value: json!({ "repository": repository }) },
+            CodeModeOutput::Json {
+                value: json!({
+                    "tools": {}, "MCP": { "github": {}, "docs": { "resources": {}, "prompts": {} } }, "API": {},
+                    "namespaces": { "Issues": { "repository": repository } }
+                })
+            },
+        ],
+        "handles serialize without internal ids or markers"
+    );
+}
+
+#[test]
+fn adapter_restricts_values_both_ways() {
+    let outcome = run(r#"
+        let toJsonCalls = 0;
+        const shared = { s: 1 };
+        const input = {
+          u: undefined, f() {}, sym: Symbol("x"), [Symbol("k")]: 1,
+          arr: [undefined, () => 1, Symbol("y"), NaN, Infinity, -Infinity, 1.5],
+          big: 12345678901234567890n, date: new Date(0), bad: new Date(NaN),
+          lone: "a\ud800b", boxed: [new Number(3), new String("s"), new Boolean(false)],
+          err: new RangeError("nope"),
+          withToJSON: { toJSON() { toJsonCalls++; return "replaced"; }, kept: true },
+          a: shared, b: shared,
+        };
+        const echoed = await tools.callValue("x", input);
+        json(input);
+        return { echoed: echoed.input, toJsonCalls };
+        "#);
+    let v = outcome.result.unwrap();
+    let expected = json!({
+        "arr": [null, null, null, null, null, null, 1.5],
+        "big": "12345678901234567890", "date": "1970-01-01T00:00:00.000Z", "bad": null,
+        "lone": "a\u{fffd}b", "boxed": [3, "s", false],
+        "err": { "name": "RangeError", "message": "nope" },
+        "withToJSON": { "kept": true },
+        "a": { "s": 1 }, "b": { "s": 1 },
+    });
+    assert_eq!(v["echoed"], expected);
+    assert_eq!(v["toJsonCalls"], 0, "toJSON is never invoked");
+    assert_eq!(outcome.output, vec![CodeModeOutput::Json { value: expected }]);
+}
+
+#[test]
+fn adapter_rejects_cycles_depth_binary_and_throwing_getters_catchably() {
+    let v = value(
+        r#"
+        const nest = (n) => { let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; };
+        const cyc = { name: "c" }; cyc.self = cyc;
+        const getter = { get boom() { throw new Error("kaboom"); } };
+        const out = {};
+        const cases = { cyc, deep: nest(65), buf: new ArrayBuffer(4), u8: new Uint8Array(2), view: new DataView(new ArrayBuffer(1)), getter };
+        for (const [k, v] of Object.entries(cases)) {
+          try { await tools.callValue("x", v); out[k] = "passed"; } catch (e) { out[k] = [e.name, e.message]; }
+        }
+        out.ok64 = (await tools.callValue("x", nest(64))).id;
+        try { json(cyc); } catch (e) { out.json = e.message; }
+        return out;
+        "#,
+    );
+    assert_eq!(
+        v["cyc"],
+        json!([
+            "TypeError",
+            "tools.callValue: value is circular; the Code Mode bridge accepts JSON-compatible values only"
+        ])
+    );
+    assert_eq!(
+        v["deep"][1],
+        "tools.callValue: value nests deeper than 64 levels; the Code Mode bridge accepts at most 64"
+    );
+    for k in ["buf", "u8", "view"] {
+        assert_eq!(
+            v[k][1],
+            "tools.callValue: binary values (ArrayBuffer, typed arrays, DataView) cannot cross the Code Mode bridge"
+        );
+    }
+    assert_eq!(v["getter"], json!(["TypeError", "tools.callValue: reading property \"boom\" threw: kaboom"]));
+    assert_eq!(v["ok64"], "x");
+    assert_eq!(
+        v["json"],
+        "json: value is circular; the Code Mode bridge accepts JSON-compatible values only"
+    );
+}
+
+#[test]
+fn host_errors_are_plain_catchable_errors() {
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let outcome = run_with(
+        &sample_context(),
+        &ledger,
+        r#"
+        const out = [];
+        try { await tools.callValue("openclaw:core:web_search", {}); }
+        catch (e) { out.push([e instanceof Error, e.constructor === Error, e.message, e.code, Object.getOwnPropertyNames(e).filter((k) => k !== "stack").sort(), String(e.stack ?? "").includes(".rs")]); }
+        try { await tools.describe("ghost"); } catch (e) { out.push([e.message, e.code === undefined]); }
+        return out;
+        "#,
+        &mut |request| match request {
+            HostRequest::CallValue { .. } => Reply::reject_sanitized(
+                "upstream failed at /srv/app/secret.rs\nCaused by:\n  token=abc",
+                Some("tool_error"),
+            ),
+            _ => Reply::reject("unknown tool id", None),
+        },
+    );
+    assert_eq!(
+        outcome.result.unwrap(),
+        json!([
+            [true, true, "upstream failed at <path>", "tool_error", ["code", "message"], false],
+            ["unknown tool id", true]
+        ])
+    );
+}
+
+#[test]
+fn oversized_results_reach_the_guest_as_a_placeholder() {
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let limits = DeliveryLimits { max_result_bytes: 100, preview_chars: 10 };
+    let outcome = run_with(&sample_context(), &ledger, r#"return await tools.callValue("x");"#, &mut |_| {
+        Reply::value(&json!({ "rows": "r".repeat(200) }), &limits)
+    });
+    assert_eq!(
+        outcome.result.unwrap(),
+        json!({ "truncated": true, "bytes": 211, "preview": "{\"rows\":\"r" })
+    );
+}
+
+#[test]
+fn cell_results_go_through_the_adapter() {
+    assert_eq!(
+        value("return { n: 10n, f() {}, x: NaN, toJSON() { return 'no'; } };"),
+        json!({ "n": "10", "x": null })
+    );
+    assert_eq!(value("return undefined;"), Value::Null);
+    assert_eq!(value("return () => 1;"), Value::Null);
+    let failed = run("const a = []; a.push(a); return a;").result.unwrap_err();
+    assert!(failed.contains("the cell's return value: value is circular"), "{failed}");
+    // Line numbers of user code are unchanged by the wrapper.
+    let failed = run("\n\nnull.x;").result.unwrap_err();
+    assert!(failed.contains("TypeError"), "{failed}");
+}
+
+#[test]
+fn text_and_json_output() {
+    let outcome = run(r#"
+        text("hello"); text(42); text(undefined); text(null); text({ a: [1, 2] }); text(new Date(0)); text(Symbol("s")); text(() => 1); text(5n);
+        json({ a: 1 }); json(undefined); json(() => 1); json("s"); json(NaN);
+        return null;
+        "#);
+    let texts: Vec<Value> = outcome.output.iter().map(|o| serde_json::to_value(o).unwrap()).collect();
+    assert_eq!(
+        texts,
+        vec![
+            json!({ "type": "text", "text": "hello" }),
+            json!({ "type": "text", "text": "42" }),
+            json!({ "type": "text", "text": "undefined" }),
+            json!({ "type": "text", "text": "null" }),
+            json!({ "type": "text", "text": "{\"a\":[1,2]}" }),
+            json!({ "type": "text", "text": "1970-01-01T00:00:00.000Z" }),
+            json!({ "type": "text", "text": "Symbol(s)" }),
+            json!({ "type": "text", "text": "[function]" }),
+            json!({ "type": "text", "text": "5" }),
+            json!({ "type": "json", "value": { "a": 1 } }),
+            json!({ "type": "json", "value": null }),
+            json!({ "type": "json", "value": "[function]" }),
+            json!({ "type": "json", "value": "s" }),
+            json!({ "type": "json", "value": null }),
+        ]
+    );
+}
+
+#[test]
+fn yield_control_round_trips() {
+    let outcome =
+        run(r#"const r = await yield_control("checkpoint"); await yield_control(); return r === undefined;"#);
+    assert_eq!(outcome.result.unwrap(), json!(true));
+    assert_eq!(
+        outcome.requests,
+        vec![HostRequest::Yield { reason: Some("checkpoint".into()) }, HostRequest::Yield { reason: None }]
+    );
+    let failed = run("await yield_control(5); return 1;").result.unwrap_err();
+    assert!(failed.contains("yield_control: reason must be a string"), "{failed}");
+}
+
+#[test]
+fn delivery_survives_overwritten_intrinsics() {
+    let outcome = run(r#"
+        Object.prototype.toJSON = function () { return "hijacked"; };
+        Object.defineProperty(Object.prototype, "get", { value: () => 1, configurable: true, writable: true });
+        Object.defineProperty(Array.prototype, "0", { set(v) { throw new Error("setter ran"); }, configurable: true });
+        Array.prototype.push = () => { throw new Error("push ran"); };
+        Promise.prototype.then = function () { throw new Error("then ran"); };
+        String.prototype.slice = () => { throw new Error("slice ran"); };
+        String.prototype.charCodeAt = () => { throw new Error("charCodeAt ran"); };
+        String.prototype.toWellFormed = () => { throw new Error("toWellFormed ran"); };
+        globalThis.JSON = { stringify() { throw new Error("stringify ran"); }, parse() { throw new Error("parse ran"); } };
+        globalThis.Promise = function () { throw new Error("Promise ran"); };
+        globalThis.String = null; globalThis.Map = null; globalThis.Reflect = null;
+        Object.keys = null; Object.defineProperty = null; Object.create = null; Array.isArray = null;
+        const v = await tools.callValue("x", { list: [1, "two"], at: new Date(0) });
+        json({ ok: [1] });
+        text("still works");
+        const files = await API.list("mcp");
+        const issues = await Issues.list({ s: 1 });
+        return { v, files: files.length, issues: issues.path };
+        "#);
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v["v"],
+        json!({ "id": "x", "input": { "list": [1, "two"], "at": "1970-01-01T00:00:00.000Z" } })
+    );
+    assert_eq!(v["files"], 3);
+    assert_eq!(v["issues"], "list");
+    assert_eq!(
+        outcome.output,
+        vec![
+            CodeModeOutput::Json { value: json!({ "ok": [1] }) },
+            CodeModeOutput::Text { text: "still works".into() }
+        ]
+    );
+}
+
+#[test]
+fn boot_runs_once_and_refuses_another_protocol() {
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let mut vm = booted_vm(&sample_context(), &ledger);
+    let again = vm.eval_script(&sample_context().boot_script().unwrap(), deadline()).unwrap();
+    assert!(matches!(&again, Step::Failed(e) if e.name == "ReferenceError"), "{again:?}");
+
+    let mut vm = sandbox().start().unwrap();
+    let mut boot = sample_context().boot_json().unwrap();
+    boot["protocol"] = json!(2);
+    let script = format!("__codemode_boot({});", serde_json::to_string(&boot.to_string()).unwrap());
+    let step = vm.eval_script(&script, deadline()).unwrap();
+    let Step::Failed(e) = step else { panic!("{step:?}") };
+    assert_eq!(e.message, "code mode bridge protocol mismatch: prelude speaks 1, host speaks 2");
+}
+
+#[test]
+fn shared_scope_references_stay_shared_in_the_guest() {
+    use codemode_core::{NamespaceRegistration, ScopeValue, namespace_tool};
+    use std::sync::Arc as StdArc;
+    let shared = StdArc::new(ScopeValue::object([
+        ("list", namespace_tool("t1")),
+        ("meta", ScopeValue::Data(json!({ "n": 1 }))),
+    ]));
+    let scope = ScopeValue::object([
+        ("a", ScopeValue::Shared(shared.clone())),
+        ("b", ScopeValue::Shared(shared)),
+        ("items", ScopeValue::Array(vec![namespace_tool("t1"), ScopeValue::Data(json!("plain"))])),
+    ]);
+    let reg = NamespaceRegistration::new("ns-id", "Shared", "", ["t1"], move |_| scope.clone());
+    let mut ctx = BootContext::new();
+    ctx.namespaces.add(&reg, &(reg.create_scope)(&Default::default())).unwrap();
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let outcome = run_with(
+        &ctx,
+        &ledger,
+        r#"
+        const x = await Shared.b.list(1, undefined, () => 2);
+        const y = await Shared.items[0]();
+        return { same: Shared.a === Shared.b, sameFn: Shared.a.list === Shared.b.list, meta: Shared.b.meta, x, y, item: Shared.items[1] };
+        "#,
+        &mut echo_host,
+    );
+    let v = outcome.result.unwrap();
+    assert_eq!(v["same"], true);
+    assert_eq!(v["sameFn"], true);
+    assert_eq!(v["meta"], json!({ "n": 1 }));
+    assert_eq!(v["x"], json!({ "namespace": "ns-id", "path": "a\u{1f}list", "args": [1, null, null] }));
+    assert_eq!(v["y"]["path"], "items\u{1f}0");
+    assert_eq!(v["item"], "plain");
+    // Every path the guest sent resolves on the host.
+    for request in &outcome.requests {
+        let HostRequest::Namespace { namespace, path, .. } = request else { panic!("{request:?}") };
+        assert_eq!(ctx.namespaces.resolve(namespace, path).unwrap().marker.tool_name, "t1");
+    }
+}

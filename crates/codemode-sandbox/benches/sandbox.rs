@@ -1,0 +1,181 @@
+//! `cargo bench -p codemode-sandbox` (or `cargo xtask bench sandbox`): the sandbox's hot
+//! operations side by side with the anchor, the npm package `quickjs-wasi` on Node, measured
+//! in the same invocation by `benches/anchor/anchor.mjs` (installed with npm into the target
+//! dir on first run). Set `CODEMODE_BENCH_NO_ANCHOR=1` to skip the anchor, `BENCH_ITERS=n`
+//! to change the iteration count.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
+
+const PRELUDE: &str = r#"
+(() => {
+  const hostCall = globalThis.__codemode_host_call;
+  delete globalThis.__codemode_host_call;
+  delete globalThis.__codemode_output;
+  globalThis.host = (payload) => hostCall(payload);
+})();
+"#;
+
+struct Row {
+    name: &'static str,
+    median_us: f64,
+    min_us: f64,
+    bytes: Option<usize>,
+}
+
+fn measure(name: &'static str, n: usize, mut f: impl FnMut()) -> Row {
+    for _ in 0..n / 10 + 1 {
+        f();
+    }
+    let mut v: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    v.sort();
+    Row { name, median_us: v[n / 2].as_secs_f64() * 1e6, min_us: v[0].as_secs_f64() * 1e6, bytes: None }
+}
+
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+fn ours(iters: usize) -> Vec<Row> {
+    let t = Instant::now();
+    let sb = Sandbox::new(SandboxConfig::default(), PRELUDE).expect("sandbox");
+    eprintln!("sandbox set-up (compile + init + prelude): {:?}", t.elapsed());
+    let mut rows = Vec::new();
+    rows.push(measure("start_eval_teardown", iters, || {
+        let mut vm = sb.start().unwrap();
+        let step = vm.eval_cell("return 1+1", "user.js", far()).unwrap();
+        assert_eq!(step, Step::Completed { value_json: Some("2".into()) });
+    }));
+    let mut vm = sb.start().unwrap();
+    rows.push(measure("warm_eval", iters * 5, || {
+        vm.eval_cell("return 1+1", "user.js", far()).unwrap();
+    }));
+    let mut vm = sb.start().unwrap();
+    let step = vm
+        .eval_cell("globalThis.result = null; const r = await host('{}'); return r * 10;", "user.js", far())
+        .unwrap();
+    assert_eq!(step, Step::Pending { pending_calls: 1 });
+    let mut snap = None;
+    let mut row = measure("snapshot", iters, || snap = Some(vm.snapshot().unwrap()));
+    let snap = snap.unwrap();
+    row.bytes = Some(snap.stored_bytes());
+    rows.push(row);
+    rows.push(measure("restore", iters, || {
+        sb.restore(&snap).unwrap();
+    }));
+    // Check the restored VM really continues.
+    let mut r = sb.restore(&snap).unwrap();
+    r.deliver(0, Delivery::Resolve("3".into()), far()).unwrap();
+    assert_eq!(r.run_jobs(far()).unwrap(), Step::Completed { value_json: Some("30".into()) });
+
+    let mut vm = sb.start().unwrap();
+    vm.eval_cell("for (;;) await host('{}');", "user.js", far()).unwrap();
+    let mut id = vm.take_host_calls()[0].id;
+    rows.push(measure("bridge_round_trip", iters * 5, || {
+        vm.deliver(id, Delivery::Resolve("1".into()), far()).unwrap();
+        let step = vm.run_jobs(far()).unwrap();
+        debug_assert!(matches!(step, Step::Pending { .. }));
+        id = vm.take_host_calls()[0].id;
+    }));
+    rows
+}
+
+fn anchor(iters: usize) -> Result<HashMap<String, Row>, String> {
+    if std::env::var_os("CODEMODE_BENCH_NO_ANCHOR").is_some() {
+        return Err("skipped (CODEMODE_BENCH_NO_ANCHOR)".into());
+    }
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/anchor");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("codemode-bench-anchor");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for f in ["anchor.mjs", "package.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).map_err(|e| e.to_string())?;
+    }
+    if !dir.join("node_modules/quickjs-wasi/package.json").exists() {
+        let st = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--silent"])
+            .current_dir(&dir)
+            .status()
+            .map_err(|e| format!("npm: {e}"))?;
+        if !st.success() {
+            return Err("npm install quickjs-wasi failed".into());
+        }
+    }
+    let out = Command::new("node")
+        .arg("anchor.mjs")
+        .arg(iters.to_string())
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("node: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("anchor failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let mut rows = HashMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() >= 3 {
+            let parse = |s: &str| s.parse::<f64>().unwrap_or(f64::NAN);
+            rows.insert(
+                f[0].to_owned(),
+                Row {
+                    name: "",
+                    median_us: parse(f[1]),
+                    min_us: parse(f[2]),
+                    bytes: f.get(3).and_then(|b| b.parse().ok()),
+                },
+            );
+        }
+    }
+    Ok(rows)
+}
+
+fn main() {
+    // Big native stack so wasm calls never need the on-demand stack segment.
+    let h = std::thread::Builder::new().stack_size(64 << 20).spawn(real_main).unwrap();
+    h.join().unwrap();
+}
+
+fn real_main() {
+    let iters: usize = std::env::var("BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
+    let rows = ours(iters);
+    let anchor = anchor(iters);
+    if let Err(e) = &anchor {
+        eprintln!("anchor unavailable: {e}");
+    }
+    let targets: HashMap<&str, &str> = [
+        ("start_eval_teardown", ">= 10x faster"),
+        ("restore", ">= 10x faster"),
+        ("snapshot", "stored >= 20x smaller"),
+        ("bridge_round_trip", "< 10 us"),
+    ]
+    .into();
+    println!(
+        "| operation | codemode median (min) | quickjs-wasi median (min) | ratio (anchor / codemode) | target |"
+    );
+    println!("|---|---|---|---|---|");
+    for r in &rows {
+        let a = anchor.as_ref().ok().and_then(|a| a.get(r.name));
+        let ours = format!("{:.1} µs ({:.1})", r.median_us, r.min_us);
+        let theirs = a.map_or("n/a".to_owned(), |a| format!("{:.1} µs ({:.1})", a.median_us, a.min_us));
+        let ratio = a.map_or("n/a".to_owned(), |a| format!("{:.1}x", a.median_us / r.median_us));
+        println!("| {} | {ours} | {theirs} | {ratio} | {} |", r.name, targets.get(r.name).unwrap_or(&""));
+        if let Some(b) = r.bytes {
+            let ab = a.and_then(|a| a.bytes);
+            let ratio = ab.map_or("n/a".to_owned(), |ab| format!("{:.1}x", ab as f64 / b as f64));
+            let theirs = ab.map_or("n/a".to_owned(), |ab| format!("{ab} B"));
+            println!("| snapshot stored bytes | {b} B | {theirs} | {ratio} | >= 20x smaller |");
+        }
+    }
+}

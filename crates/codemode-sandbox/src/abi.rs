@@ -1,0 +1,305 @@
+//! The host side of the guest ABI: the `codemode` imports, the deny-by-default WASI preview1
+//! shim, and the per-store state they act on.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use wasmtime::{Caller, Engine, Linker, Memory, ResourceLimiter};
+
+use crate::config::Deterministic;
+use crate::vm::{AbiStats, GuestOutput, GuestPolicy, OutputKind};
+
+/// Names of the globals the guest installs on `globalThis` for the bridge prelude, which
+/// captures and deletes them. All private names share the [`PRIVATE_PREFIX`].
+pub mod globals {
+    /// Prefix of every private global.
+    pub const PRIVATE_PREFIX: &str = "__codemode";
+    /// `__codemode_host_call(payload: string): Promise<any>` — starts a host call; the promise
+    /// settles when the host delivers (resolve with JSON, or reject with a plain `Error` with
+    /// `message` and optional `code`). Throws a plain `Error` if the policy refuses the call.
+    pub const HOST_CALL: &str = "__codemode_host_call";
+    /// `__codemode_output(kind: "text" | "json", payload: string): undefined` — synchronous
+    /// output. Throws a plain `Error` if the policy refuses it.
+    pub const OUTPUT: &str = "__codemode_output";
+    /// Every private global.
+    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT];
+}
+
+/// The guest's imports `(module, name)`; the linker defines exactly these. Kept equal to
+/// `IMPORT_ALLOWLIST` in `xtask/src/guest.rs`, which checks the built module against it.
+pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
+    ("codemode", "host_call"),
+    ("codemode", "output"),
+    ("codemode", "refusal"),
+    ("wasi_snapshot_preview1", "clock_time_get"),
+    ("wasi_snapshot_preview1", "environ_get"),
+    ("wasi_snapshot_preview1", "environ_sizes_get"),
+    ("wasi_snapshot_preview1", "fd_close"),
+    ("wasi_snapshot_preview1", "fd_fdstat_get"),
+    ("wasi_snapshot_preview1", "fd_seek"),
+    ("wasi_snapshot_preview1", "fd_write"),
+    ("wasi_snapshot_preview1", "proc_exit"),
+    ("wasi_snapshot_preview1", "random_get"),
+];
+
+const ERRNO_SUCCESS: i32 = 0;
+const ERRNO_BADF: i32 = 8;
+const ERRNO_FAULT: i32 = 21;
+const ERRNO_INVAL: i32 = 28;
+
+/// Longest refusal message passed back to the guest.
+const MAX_REFUSAL_BYTES: usize = 4096;
+
+/// A host call the guest started and the host has not delivered yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LedgerCall {
+    pub payload: String,
+    /// Returned by `take_host_calls` already.
+    pub taken: bool,
+}
+
+/// Host-side state that travels with a snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Ledger {
+    pub next_id: u32,
+    pub calls: BTreeMap<u32, LedgerCall>,
+    pub output: Vec<GuestOutput>,
+    pub stats: AbiStats,
+    /// State of the WASI `random_get` stream.
+    pub rng: u64,
+}
+
+/// Memory cap that remembers whether it refused growth (to classify the trap that follows).
+pub(crate) struct Limiter {
+    pub cap: usize,
+    pub denied: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let ok = desired <= self.cap;
+        if !ok {
+            self.denied = true;
+        }
+        Ok(ok)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 16)
+    }
+}
+
+/// Data of one wasmtime store (one VM).
+pub(crate) struct HostState {
+    pub limiter: Limiter,
+    pub ledger: Ledger,
+    pub policy: Option<Box<dyn GuestPolicy>>,
+    pub refusal: String,
+    pub memory: Option<Memory>,
+    pub deterministic: Option<Deterministic>,
+    pub deadline: Instant,
+    pub timed_out: bool,
+    pub exited: Option<i32>,
+}
+
+impl HostState {
+    pub fn new(cap: usize, deterministic: Option<Deterministic>) -> HostState {
+        HostState {
+            limiter: Limiter { cap, denied: false },
+            ledger: Ledger {
+                rng: deterministic.map_or(0x2545_F491_4F6C_DD1D, |d| d.seed | 1),
+                ..Ledger::default()
+            },
+            policy: None,
+            refusal: String::new(),
+            memory: None,
+            deterministic,
+            deadline: Instant::now(),
+            timed_out: false,
+            exited: None,
+        }
+    }
+
+    fn refuse(&mut self, mut message: String) -> i64 {
+        if message.len() > MAX_REFUSAL_BYTES {
+            let mut end = MAX_REFUSAL_BYTES;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+        }
+        let n = message.len() as i64;
+        self.refusal = message;
+        -(n + 1)
+    }
+}
+
+fn memory(caller: &Caller<'_, HostState>) -> wasmtime::Result<Memory> {
+    caller.data().memory.ok_or_else(|| wasmtime::Error::msg("guest memory is not bound"))
+}
+
+fn read_bytes(caller: &Caller<'_, HostState>, ptr: u32, len: u32) -> wasmtime::Result<Vec<u8>> {
+    let mem = memory(caller)?;
+    let data = mem.data(caller);
+    let (start, end) = (ptr as usize, ptr as usize + len as usize);
+    data.get(start..end)
+        .map(<[u8]>::to_vec)
+        .ok_or_else(|| wasmtime::Error::msg("guest pointer out of bounds"))
+}
+
+fn read_string(caller: &Caller<'_, HostState>, ptr: u32, len: u32) -> wasmtime::Result<String> {
+    String::from_utf8(read_bytes(caller, ptr, len)?)
+        .map_err(|_| wasmtime::Error::msg("guest string is not UTF-8"))
+}
+
+fn write_bytes(caller: &mut Caller<'_, HostState>, ptr: u32, bytes: &[u8]) -> bool {
+    let Ok(mem) = memory(caller) else { return false };
+    mem.write(caller, ptr as usize, bytes).is_ok()
+}
+
+fn next_random(state: &mut u64) -> u64 {
+    // splitmix64
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn monotonic_origin() -> Instant {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+/// The linker with the `codemode` imports and the WASI shim; nothing else.
+pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
+    let mut l: Linker<HostState> = Linker::new(engine);
+
+    l.func_wrap("codemode", "host_call", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
+        let payload = read_string(&caller, ptr, len)?;
+        let st = caller.data_mut();
+        st.ledger.stats.host_calls_attempted += 1;
+        if let Some(policy) = st.policy.as_mut()
+            && let Err(message) = policy.on_host_call(&payload)
+        {
+            st.ledger.stats.refusals += 1;
+            return Ok(st.refuse(message));
+        }
+        st.ledger.stats.host_calls += 1;
+        st.ledger.stats.host_call_bytes += payload.len() as u64;
+        let id = st.ledger.next_id;
+        st.ledger.next_id = st.ledger.next_id.wrapping_add(1);
+        st.ledger.calls.insert(id, LedgerCall { payload, taken: false });
+        Ok(i64::from(id))
+    })?;
+
+    l.func_wrap("codemode", "output", |mut caller: Caller<'_, HostState>, kind: i32, ptr: u32, len: u32| {
+        let payload = read_string(&caller, ptr, len)?;
+        let kind = if kind == 1 { OutputKind::Json } else { OutputKind::Text };
+        let st = caller.data_mut();
+        st.ledger.stats.outputs_attempted += 1;
+        if let Some(policy) = st.policy.as_mut()
+            && let Err(message) = policy.on_output(kind, &payload)
+        {
+            st.ledger.stats.refusals += 1;
+            return Ok(st.refuse(message) as i32);
+        }
+        st.ledger.stats.outputs += 1;
+        st.ledger.stats.output_bytes += payload.len() as u64;
+        st.ledger.output.push(GuestOutput { kind, payload });
+        Ok(0i32)
+    })?;
+
+    l.func_wrap("codemode", "refusal", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
+        let msg = std::mem::take(&mut caller.data_mut().refusal);
+        let n = msg.len().min(len as usize);
+        if !write_bytes(&mut caller, ptr, &msg.as_bytes()[..n]) {
+            return Err(wasmtime::Error::msg("guest pointer out of bounds"));
+        }
+        Ok(())
+    })?;
+
+    const WASI: &str = "wasi_snapshot_preview1";
+    l.func_wrap(
+        WASI,
+        "clock_time_get",
+        |mut caller: Caller<'_, HostState>, id: i32, _prec: i64, out: u32| {
+            let det = caller.data().deterministic;
+            let ns: u64 = match (id, det) {
+                (0, Some(d)) => d.clock_ms.saturating_mul(1_000_000),
+                (0, None) => std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64),
+                (1..=3, Some(_)) => 0,
+                (1..=3, None) => monotonic_origin().elapsed().as_nanos() as u64,
+                _ => return Ok(ERRNO_INVAL),
+            };
+            Ok(if write_bytes(&mut caller, out, &ns.to_le_bytes()) { ERRNO_SUCCESS } else { ERRNO_FAULT })
+        },
+    )?;
+    l.func_wrap(WASI, "environ_get", |_: Caller<'_, HostState>, _environ: u32, _buf: u32| Ok(ERRNO_SUCCESS))?;
+    l.func_wrap(WASI, "environ_sizes_get", |mut caller: Caller<'_, HostState>, count: u32, size: u32| {
+        let ok = write_bytes(&mut caller, count, &0u32.to_le_bytes())
+            && write_bytes(&mut caller, size, &0u32.to_le_bytes());
+        Ok(if ok { ERRNO_SUCCESS } else { ERRNO_FAULT })
+    })?;
+    l.func_wrap(WASI, "fd_close", |_: Caller<'_, HostState>, _fd: i32| Ok(ERRNO_BADF))?;
+    l.func_wrap(WASI, "fd_fdstat_get", |_: Caller<'_, HostState>, _fd: i32, _out: u32| Ok(ERRNO_BADF))?;
+    l.func_wrap(
+        WASI,
+        "fd_seek",
+        |_: Caller<'_, HostState>, _fd: i32, _off: i64, _whence: i32, _out: u32| Ok(ERRNO_BADF),
+    )?;
+    l.func_wrap(
+        WASI,
+        "fd_write",
+        |mut caller: Caller<'_, HostState>, fd: i32, iovs: u32, n: u32, out: u32| {
+            if fd != 1 && fd != 2 {
+                return Ok(ERRNO_BADF);
+            }
+            // stdout/stderr are dropped (counted): guest output goes through `codemode.output`.
+            let Ok(table) = read_bytes(&caller, iovs, n.saturating_mul(8)) else { return Ok(ERRNO_FAULT) };
+            let total: u64 =
+                table.chunks_exact(8).map(|c| u64::from(u32::from_le_bytes([c[4], c[5], c[6], c[7]]))).sum();
+            caller.data_mut().ledger.stats.stdio_bytes_dropped += total;
+            let written = u32::try_from(total).unwrap_or(u32::MAX);
+            Ok(if write_bytes(&mut caller, out, &written.to_le_bytes()) {
+                ERRNO_SUCCESS
+            } else {
+                ERRNO_FAULT
+            })
+        },
+    )?;
+    l.func_wrap(WASI, "proc_exit", |mut caller: Caller<'_, HostState>, code: i32| -> wasmtime::Result<()> {
+        caller.data_mut().exited = Some(code);
+        Err(wasmtime::Error::msg(format!("guest called proc_exit({code})")))
+    })?;
+    l.func_wrap(WASI, "random_get", |mut caller: Caller<'_, HostState>, buf: u32, len: u32| {
+        let mut bytes = vec![0u8; len as usize];
+        let st = caller.data_mut();
+        for chunk in bytes.chunks_mut(8) {
+            let r = next_random(&mut st.ledger.rng).to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+        Ok(if write_bytes(&mut caller, buf, &bytes) { ERRNO_SUCCESS } else { ERRNO_FAULT })
+    })?;
+    Ok(l)
+}
+
+/// 64 random bits from the OS-seeded std hasher (no extra dependency).
+pub(crate) fn os_random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    h.finish()
+}

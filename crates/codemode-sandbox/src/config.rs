@@ -1,0 +1,72 @@
+//! [`SandboxConfig`]: the knobs of a [`crate::Sandbox`].
+
+use std::path::PathBuf;
+
+/// Shadow stack the guest was linked with (`cargo xtask guest`, `-zstack-size`), in linear memory.
+pub(crate) const GUEST_SHADOW_STACK_BYTES: u64 = 4 << 20;
+
+/// QuickJS's recursion budget inside the shadow stack: about 7,700 frames of a simple recursive
+/// function (measured at ~272 bytes each), leaving 2 MiB for Rust/C frames past the last check.
+pub(crate) const QUICKJS_STACK_BYTES: u32 = 2 << 20;
+
+/// Configuration of a [`crate::Sandbox`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SandboxConfig {
+    /// QuickJS heap limit in bytes: allocations past it raise a catchable
+    /// `InternalError: out of memory` in the guest. Linear memory is additionally capped at
+    /// this plus the guest's fixed overhead (shadow stack, static data) plus a quarter for
+    /// allocator slack; growth past that cap ends the run with
+    /// [`crate::SandboxError::MemoryExhausted`]. Default: 64 MiB (the spec's `memoryLimitBytes`).
+    pub memory_limit_bytes: u64,
+    /// Native stack wasm code may use, in bytes (wasmtime's `max_wasm_stack`). VM calls run on a
+    /// stack large enough for it even from a small-stack thread (they grow the stack on demand).
+    /// Default: 24 MiB, enough that JS recursion hits QuickJS's catchable `RangeError` (2 MiB
+    /// of guest shadow stack, ~7,700 simple frames, each ~1 KiB of wasm stack) first.
+    pub max_wasm_stack_bytes: usize,
+    /// Fixed clock and seeded randomness, for tests and reproducible runs. Default: `None`
+    /// (wall clock, OS-seeded randomness per VM start).
+    pub deterministic: Option<Deterministic>,
+    /// Directory for the compiled module (keyed by engine and module hash; corrupt or foreign
+    /// entries are recompiled). Default: `None` (compile once per process, in memory).
+    pub cache_dir: Option<PathBuf>,
+    /// Compress stored snapshots (lz4). Default: `true`.
+    pub compress_snapshots: bool,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            memory_limit_bytes: 64 << 20,
+            max_wasm_stack_bytes: 24 << 20,
+            deterministic: None,
+            cache_dir: None,
+            compress_snapshots: true,
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// Cap on linear memory derived from [`SandboxConfig::memory_limit_bytes`].
+    pub(crate) fn linear_memory_cap(&self) -> usize {
+        let limit = self.memory_limit_bytes;
+        let cap = limit.saturating_add(limit / 4).saturating_add(GUEST_SHADOW_STACK_BYTES + (8 << 20));
+        usize::try_from(cap.min(4 << 30)).unwrap_or(usize::MAX)
+    }
+
+    /// QuickJS's stack budget inside the shadow stack (leaves room for the Rust/C frames that
+    /// run past the last check).
+    pub(crate) fn quickjs_stack_bytes(&self) -> u32 {
+        QUICKJS_STACK_BYTES
+    }
+}
+
+/// Deterministic mode: every VM sees the same clock and the same random sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deterministic {
+    /// What `Date.now()` returns (milliseconds since the Unix epoch); the clock does not move.
+    /// `performance.now()` is always 0.
+    pub clock_ms: u64,
+    /// Seed of `Math.random()` (and of the WASI `random_get` stream).
+    pub seed: u64,
+}

@@ -1,0 +1,148 @@
+//! Process-wide engine and compiled module (one per distinct engine configuration), the
+//! optional on-disk module cache, and the epoch ticker thread.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstancePre, Module, Store};
+
+use crate::abi::{HostState, linker};
+use crate::error::SandboxError;
+
+/// The committed guest module (built by `cargo xtask guest`).
+pub(crate) static GUEST_WASM: &[u8] = include_bytes!("../wasm/codemode_guest.wasm");
+
+/// How often the ticker advances the epoch while a guest call is running.
+const TICK: Duration = Duration::from_millis(1);
+
+/// Everything derived once from the module for one engine configuration.
+pub(crate) struct Compiled {
+    pub engine: Engine,
+    pub pre: InstancePre<HostState>,
+    /// Linear memory of a fresh instance before any guest code runs.
+    pub pristine: Arc<[u8]>,
+    /// Hash of engine configuration + module, part of every snapshot's identity.
+    pub module_hash: u64,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    max_wasm_stack: usize,
+    cache_dir: Option<PathBuf>,
+}
+
+fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Unavailable { reason: reason.to_string() }
+}
+
+/// The compiled module for this configuration, compiling (or loading from the cache) at most
+/// once per process.
+pub(crate) fn compiled(
+    max_wasm_stack: usize,
+    cache_dir: Option<&Path>,
+) -> Result<Arc<Compiled>, SandboxError> {
+    static ALL: OnceLock<Mutex<HashMap<Key, Arc<Compiled>>>> = OnceLock::new();
+    let key = Key { max_wasm_stack, cache_dir: cache_dir.map(Path::to_path_buf) };
+    let mut map = ALL.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = map.get(&key) {
+        return Ok(c.clone());
+    }
+    let c = Arc::new(build(max_wasm_stack, cache_dir)?);
+    map.insert(key, c.clone());
+    Ok(c)
+}
+
+fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, SandboxError> {
+    let mut cfg = Config::new();
+    cfg.epoch_interruption(true);
+    cfg.max_wasm_stack(max_wasm_stack);
+    // Never used (no async), but wasmtime requires it to be at least max_wasm_stack.
+    cfg.async_stack_size(max_wasm_stack + (1 << 20));
+    // Deterministic NaN bits keep differential (snapshot vs straight) runs byte-identical.
+    cfg.cranelift_nan_canonicalization(true);
+    let engine = Engine::new(&cfg).map_err(unavailable)?;
+    let module_hash = {
+        let mut h = std::hash::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        GUEST_WASM.hash(&mut h);
+        h.finish()
+    };
+    let module = match cache_dir {
+        Some(dir) => crate::cache::load_or_compile(&engine, dir, module_hash)?,
+        None => Module::new(&engine, GUEST_WASM).map_err(unavailable)?,
+    };
+    let pre = linker(&engine).and_then(|l| l.instantiate_pre(&module)).map_err(unavailable)?;
+    let pristine = {
+        let mut store = Store::new(&engine, HostState::new(usize::MAX, None));
+        let inst = pre.instantiate(&mut store).map_err(unavailable)?;
+        let mem =
+            inst.get_memory(&mut store, "memory").ok_or_else(|| unavailable("guest exports no memory"))?;
+        Arc::from(mem.data(&store))
+    };
+    ticker().engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.clone());
+    Ok(Compiled { engine, pre, pristine, module_hash })
+}
+
+/// One thread advances the epoch of every engine while any guest call runs, and parks
+/// otherwise.
+pub(crate) struct Ticker {
+    engines: Mutex<Vec<Engine>>,
+    active: AtomicUsize,
+    thread: Thread,
+}
+
+pub(crate) fn ticker() -> &'static Ticker {
+    static TICKER: OnceLock<Ticker> = OnceLock::new();
+    TICKER.get_or_init(|| {
+        let handle = std::thread::Builder::new()
+            .name("codemode-epoch".into())
+            .spawn(|| {
+                // Wait until the static is initialised.
+                let t = loop {
+                    if let Some(t) = TICKER.get() {
+                        break t;
+                    }
+                    std::thread::park_timeout(TICK);
+                };
+                loop {
+                    if t.active.load(Ordering::Acquire) == 0 {
+                        std::thread::park();
+                        continue;
+                    }
+                    std::thread::sleep(TICK);
+                    for e in t.engines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        e.increment_epoch();
+                    }
+                }
+            })
+            .expect("spawning the epoch ticker thread");
+        Ticker {
+            engines: Mutex::new(Vec::new()),
+            active: AtomicUsize::new(0),
+            thread: handle.thread().clone(),
+        }
+    })
+}
+
+/// Keeps the ticker running while alive.
+pub(crate) struct Active(&'static Ticker);
+
+impl Ticker {
+    pub fn activate(&'static self) -> Active {
+        if self.active.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.thread.unpark();
+        }
+        Active(self)
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}

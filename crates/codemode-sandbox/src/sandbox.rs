@@ -1,0 +1,165 @@
+//! [`Sandbox`]: engine + module + base snapshot; hands out [`Vm`]s.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::abi::{Ledger, os_random_u64};
+use crate::config::SandboxConfig;
+use crate::engine::{Compiled, compiled};
+use crate::error::SandboxError;
+use crate::snapshot::{PAGE, Snapshot, base_page};
+use crate::vm::{Step, Vm};
+
+/// How long sandbox set-up (QuickJS init + prelude) may run.
+const SETUP_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The state every VM starts from.
+pub(crate) struct BaseImage {
+    /// Dense linear memory after init + prelude.
+    pub image: Box<[u8]>,
+    /// Pages of `image` that differ from the pristine module memory.
+    pub dirty: Vec<u32>,
+    pub ledger: Ledger,
+    /// Identity of this base image (module hash + config + pages).
+    pub id: u64,
+}
+
+pub(crate) struct SandboxInner {
+    pub config: SandboxConfig,
+    pub compiled: Arc<Compiled>,
+    pub base: BaseImage,
+}
+
+/// A ready-to-use QuickJS sandbox: the compiled module (shared process-wide) and a base
+/// snapshot taken after QuickJS init and the caller's prelude. Cheap to clone, `Send + Sync`.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<SandboxInner>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("config", &self.inner.config)
+            .field("base_pages", &self.inner.base.dirty.len())
+            .finish()
+    }
+}
+
+impl Sandbox {
+    /// Compile (once per process and engine configuration) or load the module, start QuickJS,
+    /// evaluate `prelude` as a classic global script, and keep the result as the base image.
+    pub fn new(config: SandboxConfig, prelude: &str) -> Result<Sandbox, SandboxError> {
+        let compiled = compiled(config.max_wasm_stack_bytes, config.cache_dir.as_deref())?;
+        let provisional = Arc::new(SandboxInner {
+            config: config.clone(),
+            compiled: compiled.clone(),
+            base: BaseImage { image: Box::new([]), dirty: Vec::new(), ledger: Ledger::default(), id: 0 },
+        });
+        let mut vm = Vm::instantiate(provisional)?;
+        let deadline = Instant::now() + SETUP_DEADLINE;
+        let heap_limit = u32::try_from(config.memory_limit_bytes).unwrap_or(u32::MAX);
+        let stack = config.quickjs_stack_bytes();
+        let rc = vm.guarded(deadline, |store, ex| ex.init.call(store, (heap_limit, stack)))?;
+        if rc != 0 {
+            return Err(SandboxError::Unavailable { reason: format!("guest init failed ({rc})") });
+        }
+        if !prelude.is_empty() {
+            match vm.eval_script_named(prelude, "prelude.js", deadline)? {
+                Step::Failed(error) => return Err(SandboxError::Prelude { error }),
+                Step::Completed { .. } | Step::Pending { .. } => {}
+            }
+            vm.run_jobs(deadline)?;
+        }
+        let image: Box<[u8]> = Box::from(vm.memory.data(&vm.store));
+        let pristine = &compiled.pristine;
+        let dirty: Vec<u32> = (0..image.len().div_ceil(PAGE))
+            .filter(|&i| base_page(&image, i) != base_page(pristine, i))
+            .map(|i| i as u32)
+            .collect();
+        // The base carries no per-run accounting: every run starts with zero stats and output.
+        let ledger =
+            Ledger { stats: Default::default(), output: Vec::new(), ..vm.store.data().ledger.clone() };
+        let id = {
+            let mut h = std::hash::DefaultHasher::new();
+            compiled.module_hash.hash(&mut h);
+            config.memory_limit_bytes.hash(&mut h);
+            image.hash(&mut h);
+            h.finish()
+        };
+        drop(vm);
+        Ok(Sandbox {
+            inner: Arc::new(SandboxInner { config, compiled, base: BaseImage { image, dirty, ledger, id } }),
+        })
+    }
+
+    /// The configuration this sandbox was built with.
+    pub fn config(&self) -> &SandboxConfig {
+        &self.inner.config
+    }
+
+    /// A fresh VM in the base state (a restore of the base image; no init runs). `Math.random`
+    /// is seeded per VM (from the OS, or the deterministic seed).
+    pub fn start(&self) -> Result<Vm, SandboxError> {
+        let mut vm = self.fresh(self.inner.base.image.len() as u64)?;
+        let base = &self.inner.base;
+        let mem = vm.memory.data_mut(&mut vm.store);
+        for &p in &base.dirty {
+            let off = p as usize * PAGE;
+            mem[off..off + PAGE].copy_from_slice(base_page(&base.image, p as usize));
+        }
+        vm.store.data_mut().ledger = base.ledger.clone();
+        let seed = match self.inner.config.deterministic {
+            Some(d) => d.seed,
+            None => os_random_u64(),
+        };
+        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
+        Ok(vm)
+    }
+
+    /// A fresh VM that continues exactly where the snapshotted one stopped.
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<Vm, SandboxError> {
+        let d = snapshot.decode()?;
+        let base = &self.inner.base;
+        if d.module_hash != self.inner.compiled.module_hash || d.base_id != base.id {
+            return Err(SandboxError::Snapshot { reason: "the snapshot belongs to another sandbox".into() });
+        }
+        if d.mem_len < base.image.len() as u64 {
+            return Err(SandboxError::Snapshot { reason: "memory smaller than the base image".into() });
+        }
+        let mut vm = self.fresh(d.mem_len)?;
+        let mem = vm.memory.data_mut(&mut vm.store);
+        for &p in &base.dirty {
+            let off = p as usize * PAGE;
+            mem[off..off + PAGE].copy_from_slice(base_page(&base.image, p as usize));
+        }
+        for (k, &p) in d.pages.iter().enumerate() {
+            let off = p as usize * PAGE;
+            let b = base_page(&base.image, p as usize);
+            let x = &d.xor[k * PAGE..(k + 1) * PAGE];
+            for ((dst, a), b) in mem[off..off + PAGE].iter_mut().zip(x).zip(b) {
+                *dst = a ^ b;
+            }
+        }
+        vm.store.data_mut().ledger = d.ledger;
+        vm.set_cell_running(d.cell_running);
+        Ok(vm)
+    }
+
+    /// Instantiate and grow memory to `mem_len` bytes.
+    fn fresh(&self, mem_len: u64) -> Result<Vm, SandboxError> {
+        let mut vm = Vm::instantiate(self.inner.clone())?;
+        let cur = vm.memory.data_size(&vm.store) as u64;
+        if mem_len > cur {
+            let pages = (mem_len - cur).div_ceil(65536);
+            vm.memory.grow(&mut vm.store, pages).map_err(|_| SandboxError::Snapshot {
+                reason: format!("memory of {mem_len} bytes exceeds this sandbox's cap"),
+            })?;
+        }
+        if vm.memory.data_size(&vm.store) as u64 != mem_len {
+            return Err(SandboxError::Snapshot { reason: "memory size mismatch".into() });
+        }
+        Ok(vm)
+    }
+}

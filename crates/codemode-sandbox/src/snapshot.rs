@@ -1,0 +1,318 @@
+//! Sparse snapshots: the 4 KiB pages of linear memory that differ from the sandbox's base
+//! image (pristine module memory + QuickJS init + prelude), stored as XOR against the base
+//! page (mostly zero bytes, so they compress well), plus memory size and the host-side ledger.
+//!
+//! Wire format (little endian):
+//! `MAGIC(8) | module_hash u64 | base_id u64 | mem_len u64 | flags u8 | ledger_len u32 | ledger |
+//!  page_count u32 | page_index u32 * page_count | payload_len u32 | payload | checksum u64`
+//! where the payload is the XOR pages, lz4-compressed when flag bit 0 is set; flag bit 1 means a
+//! cell was pending. The checksum covers everything before it.
+
+use std::hash::Hasher;
+
+use crate::abi::{Ledger, LedgerCall};
+use crate::error::SandboxError;
+use crate::sandbox::SandboxInner;
+use crate::vm::{AbiStats, GuestOutput, OutputKind};
+
+pub(crate) const PAGE: usize = 4096;
+const WASM_PAGE: u64 = 65536;
+const MAGIC: &[u8; 8] = b"CMSNAP01";
+const FLAG_COMPRESSED: u8 = 1;
+const FLAG_CELL_RUNNING: u8 = 2;
+
+/// A suspended VM: restore it with [`crate::Sandbox::restore`] into a fresh instance that
+/// continues exactly where this one stopped. Belongs to the sandbox (module + base image +
+/// configuration) that took it; restoring into another sandbox is refused.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").field("stored_bytes", &self.bytes.len()).finish()
+    }
+}
+
+/// A decoded snapshot.
+pub(crate) struct Decoded {
+    pub module_hash: u64,
+    pub base_id: u64,
+    pub mem_len: u64,
+    pub cell_running: bool,
+    pub ledger: Ledger,
+    pub pages: Vec<u32>,
+    /// `pages.len() * PAGE` bytes: each page XOR the base page.
+    pub xor: Vec<u8>,
+}
+
+fn zero_page() -> &'static [u8; PAGE] {
+    static Z: [u8; PAGE] = [0; PAGE];
+    &Z
+}
+
+/// The base image's page `i` (zero beyond the base image).
+pub(crate) fn base_page(base: &[u8], i: usize) -> &[u8] {
+    base.get(i * PAGE..(i + 1) * PAGE).unwrap_or(zero_page())
+}
+
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
+}
+
+impl Snapshot {
+    /// Bytes this snapshot occupies when stored (what [`Snapshot::to_bytes`] returns).
+    pub fn stored_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The serialized snapshot.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.bytes.clone()
+    }
+
+    /// The serialized snapshot, by reference.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Parse and fully validate serialized bytes (structure, checksum, ledger, decompression).
+    /// Whether it belongs to a given sandbox is checked by [`crate::Sandbox::restore`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SandboxError> {
+        decode(bytes)?;
+        Ok(Snapshot { bytes: bytes.to_vec() })
+    }
+
+    pub(crate) fn decode(&self) -> Result<Decoded, SandboxError> {
+        decode(&self.bytes)
+    }
+
+    pub(crate) fn capture(sb: &SandboxInner, memory: &[u8], ledger: &Ledger, cell_running: bool) -> Snapshot {
+        let base = &sb.base.image;
+        let mut pages = Vec::new();
+        let mut xor = Vec::new();
+        for (i, page) in memory.chunks(PAGE).enumerate() {
+            let b = base_page(base, i);
+            if page != b {
+                pages.push(i as u32);
+                xor.extend(page.iter().zip(b).map(|(x, y)| x ^ y));
+            }
+        }
+        let compress = sb.config.compress_snapshots;
+        let payload = if compress { lz4_flex::block::compress(&xor) } else { xor };
+        let mut out = Vec::with_capacity(payload.len() + pages.len() * 4 + 256);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&sb.compiled.module_hash.to_le_bytes());
+        out.extend_from_slice(&sb.base.id.to_le_bytes());
+        out.extend_from_slice(&(memory.len() as u64).to_le_bytes());
+        let flags =
+            if compress { FLAG_COMPRESSED } else { 0 } | if cell_running { FLAG_CELL_RUNNING } else { 0 };
+        out.push(flags);
+        let l = encode_ledger(ledger);
+        out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+        out.extend_from_slice(&l);
+        out.extend_from_slice(&(pages.len() as u32).to_le_bytes());
+        for p in &pages {
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+        out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        out.extend_from_slice(&payload);
+        let sum = checksum(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        Snapshot { bytes: out }
+    }
+}
+
+fn bad(reason: &str) -> SandboxError {
+    SandboxError::Snapshot { reason: reason.to_owned() }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SandboxError> {
+        let (a, b) = self.0.split_at_checked(n).ok_or_else(|| bad("truncated"))?;
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, SandboxError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, SandboxError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| bad("truncated"))?))
+    }
+    fn u64(&mut self) -> Result<u64, SandboxError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| bad("truncated"))?))
+    }
+    fn string(&mut self) -> Result<String, SandboxError> {
+        let n = self.u32()? as usize;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| bad("string is not UTF-8"))
+    }
+}
+
+fn decode(bytes: &[u8]) -> Result<Decoded, SandboxError> {
+    let (body, sum) = bytes
+        .split_at_checked(bytes.len().checked_sub(8).ok_or_else(|| bad("truncated"))?)
+        .ok_or_else(|| bad("truncated"))?;
+    if checksum(body).to_le_bytes() != sum {
+        return Err(bad("checksum mismatch"));
+    }
+    let mut r = Reader(body);
+    if r.take(8)? != MAGIC {
+        return Err(bad("not a codemode snapshot (bad magic or version)"));
+    }
+    let module_hash = r.u64()?;
+    let base_id = r.u64()?;
+    let mem_len = r.u64()?;
+    if mem_len == 0 || mem_len % WASM_PAGE != 0 || mem_len > 4 << 30 {
+        return Err(bad("invalid memory size"));
+    }
+    let flags = r.u8()?;
+    if flags & !(FLAG_COMPRESSED | FLAG_CELL_RUNNING) != 0 {
+        return Err(bad("unknown flags"));
+    }
+    let ledger_len = r.u32()? as usize;
+    let ledger = decode_ledger(r.take(ledger_len)?)?;
+    let count = r.u32()? as usize;
+    let max_pages = (mem_len / PAGE as u64) as usize;
+    if count > max_pages {
+        return Err(bad("more pages than memory"));
+    }
+    let mut pages = Vec::with_capacity(count);
+    for _ in 0..count {
+        let p = r.u32()?;
+        if p as usize >= max_pages || pages.last().is_some_and(|&last| last >= p) {
+            return Err(bad("page index out of range or out of order"));
+        }
+        pages.push(p);
+    }
+    let payload_len = r.u32()? as usize;
+    let payload = r.take(payload_len)?;
+    if !r.0.is_empty() {
+        return Err(bad("trailing bytes"));
+    }
+    let want = count * PAGE;
+    let xor = if flags & FLAG_COMPRESSED != 0 {
+        let mut out = vec![0u8; want];
+        let n = lz4_flex::block::decompress_into(payload, &mut out)
+            .map_err(|_| bad("corrupt compressed pages"))?;
+        if n != want {
+            return Err(bad("page data has the wrong size"));
+        }
+        out
+    } else {
+        if payload.len() != want {
+            return Err(bad("page data has the wrong size"));
+        }
+        payload.to_vec()
+    };
+    Ok(Decoded {
+        module_hash,
+        base_id,
+        mem_len,
+        cell_running: flags & FLAG_CELL_RUNNING != 0,
+        ledger,
+        pages,
+        xor,
+    })
+}
+
+fn encode_ledger(l: &Ledger) -> Vec<u8> {
+    let mut out = Vec::new();
+    let put_str = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    };
+    out.extend_from_slice(&l.next_id.to_le_bytes());
+    out.extend_from_slice(&l.rng.to_le_bytes());
+    for v in stats_fields(&l.stats) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&(l.calls.len() as u32).to_le_bytes());
+    for (id, c) in &l.calls {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.push(c.taken as u8);
+        put_str(&mut out, &c.payload);
+    }
+    out.extend_from_slice(&(l.output.len() as u32).to_le_bytes());
+    for o in &l.output {
+        out.push(match o.kind {
+            OutputKind::Text => 0,
+            OutputKind::Json => 1,
+        });
+        put_str(&mut out, &o.payload);
+    }
+    out
+}
+
+const STATS_FIELDS: usize = 11;
+
+fn stats_fields(s: &AbiStats) -> [u64; STATS_FIELDS] {
+    [
+        s.host_calls,
+        s.host_calls_attempted,
+        s.host_call_bytes,
+        s.outputs,
+        s.outputs_attempted,
+        s.output_bytes,
+        s.refusals,
+        s.deliveries,
+        s.delivered_bytes,
+        s.eval_bytes,
+        s.stdio_bytes_dropped,
+    ]
+}
+
+fn decode_ledger(bytes: &[u8]) -> Result<Ledger, SandboxError> {
+    let mut r = Reader(bytes);
+    let next_id = r.u32()?;
+    let rng = r.u64()?;
+    let mut f = [0u64; STATS_FIELDS];
+    for v in &mut f {
+        *v = r.u64()?;
+    }
+    let stats = AbiStats {
+        host_calls: f[0],
+        host_calls_attempted: f[1],
+        host_call_bytes: f[2],
+        outputs: f[3],
+        outputs_attempted: f[4],
+        output_bytes: f[5],
+        refusals: f[6],
+        deliveries: f[7],
+        delivered_bytes: f[8],
+        eval_bytes: f[9],
+        stdio_bytes_dropped: f[10],
+    };
+    let n = r.u32()? as usize;
+    let mut calls = std::collections::BTreeMap::new();
+    for _ in 0..n {
+        let id = r.u32()?;
+        let taken = match r.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(bad("invalid ledger flag")),
+        };
+        let payload = r.string()?;
+        if calls.insert(id, LedgerCall { payload, taken }).is_some() {
+            return Err(bad("duplicate call id"));
+        }
+    }
+    let n = r.u32()? as usize;
+    let mut output = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let kind = match r.u8()? {
+            0 => OutputKind::Text,
+            1 => OutputKind::Json,
+            _ => return Err(bad("invalid output kind")),
+        };
+        output.push(GuestOutput { kind, payload: r.string()? });
+    }
+    if !r.0.is_empty() {
+        return Err(bad("trailing ledger bytes"));
+    }
+    Ok(Ledger { next_id, calls, output, stats, rng })
+}

@@ -1,0 +1,500 @@
+//! [`Vm`]: one guest instance, driven step by step.
+
+use std::time::Instant;
+
+use wasmtime::{Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline};
+
+use crate::abi::{HostState, LedgerCall};
+use crate::engine::ticker;
+use crate::error::{GuestError, SandboxError};
+use crate::sandbox::SandboxInner;
+use crate::snapshot::Snapshot;
+
+/// Per-VM hook consulted by the guest's imports before they accept anything. A refusal makes
+/// the JS call throw a plain `Error` carrying the message (catchable by the program). The
+/// bridge implements this to enforce its budgets; the sandbox only counts ([`AbiStats`]).
+pub trait GuestPolicy: Send {
+    /// A host call with `payload` is about to be recorded.
+    fn on_host_call(&mut self, payload: &str) -> Result<(), String>;
+    /// Output of `kind` with `payload` is about to be recorded.
+    fn on_output(&mut self, kind: OutputKind, payload: &str) -> Result<(), String>;
+}
+
+/// What a step left the current cell at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// The cell returned. `value_json` is the value serialized by the engine's native
+    /// `JSON.stringify`, or `None` when the value was `undefined` or has no JSON form
+    /// (a function or a symbol). A value whose serialization throws (a `BigInt`, a cycle, a
+    /// throwing `toJSON`) is a [`Step::Failed`] with that error instead.
+    Completed {
+        /// The value as JSON text, or `None` for `undefined`.
+        value_json: Option<String>,
+    },
+    /// The cell threw (or, for `eval_script`, the script threw). Also used when the cell waits
+    /// on a promise that no pending host call can settle (name `Error`, message starting
+    /// with `"the run is pending without host work"`).
+    Failed(GuestError),
+    /// The cell awaits host calls; deliver results, then `run_jobs`.
+    Pending {
+        /// Host calls started and not delivered yet.
+        pending_calls: usize,
+    },
+}
+
+/// How a host call ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Resolve the promise with this JSON text (parsed by the engine's native JSON parser).
+    Resolve(String),
+    /// Reject the promise with a plain intrinsic `Error` with `message` and optional `code`.
+    Reject {
+        /// The error's `message`.
+        message: String,
+        /// The error's `code` property, if any.
+        code: Option<String>,
+    },
+}
+
+/// A host call started by the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCall {
+    /// Call id, used with [`Vm::deliver`].
+    pub id: u32,
+    /// The payload string the guest passed.
+    pub payload: String,
+}
+
+/// The kind of a guest output record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputKind {
+    /// `text`
+    Text,
+    /// `json`
+    Json,
+}
+
+/// One accepted output record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestOutput {
+    /// `text` or `json`.
+    pub kind: OutputKind,
+    /// The payload string as the guest passed it.
+    pub payload: String,
+}
+
+/// What crossed the ABI so far (cumulative over snapshots and restores of one run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AbiStats {
+    /// Host calls accepted.
+    pub host_calls: u64,
+    /// Host calls attempted (accepted + refused).
+    pub host_calls_attempted: u64,
+    /// Payload bytes of accepted host calls.
+    pub host_call_bytes: u64,
+    /// Output records accepted.
+    pub outputs: u64,
+    /// Output records attempted.
+    pub outputs_attempted: u64,
+    /// Payload bytes of accepted output.
+    pub output_bytes: u64,
+    /// Calls refused by the policy.
+    pub refusals: u64,
+    /// Deliveries made.
+    pub deliveries: u64,
+    /// Bytes delivered (JSON text or message + code).
+    pub delivered_bytes: u64,
+    /// Source bytes evaluated (cells and scripts).
+    pub eval_bytes: u64,
+    /// Bytes the guest wrote to stdout/stderr (dropped).
+    pub stdio_bytes_dropped: u64,
+}
+
+mod status {
+    pub const IDLE: i32 = 0;
+    pub const PENDING: i32 = 1;
+    pub const COMPLETED: i32 = 2;
+    pub const FAILED: i32 = 3;
+    pub const COMPLETED_UNDEFINED: i32 = 4;
+    pub const INTERNAL: i32 = -1;
+}
+
+/// Message of the failure reported when a cell waits on nothing the host can settle.
+pub const PENDING_WITHOUT_HOST_WORK: &str = "the run is pending without host work: it awaits a promise \
+     that no pending host call can settle (e.g. `await new Promise(() => {})`)";
+
+pub(crate) struct Exports {
+    alloc: TypedFunc<u32, u32>,
+    dealloc: TypedFunc<(u32, u32), ()>,
+    pub init: TypedFunc<(u32, u32), i32>,
+    pub seed: TypedFunc<u64, ()>,
+    eval_script: TypedFunc<(u32, u32, u32, u32), i32>,
+    eval_cell: TypedFunc<(u32, u32, u32, u32), i32>,
+    run_jobs: TypedFunc<(), i32>,
+    jobs_pending: TypedFunc<(), i32>,
+    deliver: TypedFunc<(u32, i32, u32, u32, u32, u32), i32>,
+    result_ptr: TypedFunc<(), u32>,
+    result_len: TypedFunc<(), u32>,
+    heap_used: TypedFunc<(), u64>,
+}
+
+impl Exports {
+    fn new(store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<Exports> {
+        Ok(Exports {
+            alloc: inst.get_typed_func(&mut *store, "cm_alloc")?,
+            dealloc: inst.get_typed_func(&mut *store, "cm_dealloc")?,
+            init: inst.get_typed_func(&mut *store, "cm_init")?,
+            seed: inst.get_typed_func(&mut *store, "cm_seed")?,
+            eval_script: inst.get_typed_func(&mut *store, "cm_eval_script")?,
+            eval_cell: inst.get_typed_func(&mut *store, "cm_eval_cell")?,
+            run_jobs: inst.get_typed_func(&mut *store, "cm_run_jobs")?,
+            jobs_pending: inst.get_typed_func(&mut *store, "cm_jobs_pending")?,
+            deliver: inst.get_typed_func(&mut *store, "cm_deliver")?,
+            result_ptr: inst.get_typed_func(&mut *store, "cm_result_ptr")?,
+            result_len: inst.get_typed_func(&mut *store, "cm_result_len")?,
+            heap_used: inst.get_typed_func(&mut *store, "cm_heap_used")?,
+        })
+    }
+}
+
+/// One QuickJS instance. `Send`; not shared. Every method that runs guest code takes a
+/// deadline; a failure that leaves the guest in an unknown state (timeout, trap, memory
+/// exhaustion) terminates the VM, and later calls return [`SandboxError::Terminated`].
+///
+/// Calls run wasm on the calling thread's stack, growing it on demand (a fresh stack segment
+/// when less than `max_wasm_stack_bytes` + 256 KiB remains), so any thread works; a thread with
+/// a large enough stack (see [`crate::SandboxConfig::max_wasm_stack_bytes`]) avoids the
+/// per-call stack allocation.
+pub struct Vm {
+    pub(crate) sandbox: std::sync::Arc<SandboxInner>,
+    pub(crate) store: Store<HostState>,
+    pub(crate) memory: Memory,
+    pub(crate) exports: Exports,
+    terminated: Option<SandboxError>,
+    cell_running: bool,
+}
+
+const STACK_MARGIN: usize = 256 << 10;
+
+impl Vm {
+    pub(crate) fn instantiate(sandbox: std::sync::Arc<SandboxInner>) -> Result<Vm, SandboxError> {
+        let unavailable = |e: wasmtime::Error| SandboxError::Unavailable { reason: e.to_string() };
+        let c = &sandbox.compiled;
+        let mut store = Store::new(
+            &c.engine,
+            HostState::new(sandbox.config.linear_memory_cap(), sandbox.config.deterministic),
+        );
+        store.limiter(|s| &mut s.limiter);
+        store.epoch_deadline_callback(|mut ctx| {
+            if Instant::now() >= ctx.data().deadline {
+                ctx.data_mut().timed_out = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        let inst = c.pre.instantiate(&mut store).map_err(unavailable)?;
+        let memory = inst
+            .get_memory(&mut store, "memory")
+            .ok_or_else(|| SandboxError::Unavailable { reason: "guest exports no memory".into() })?;
+        store.data_mut().memory = Some(memory);
+        let exports = Exports::new(&mut store, &inst).map_err(unavailable)?;
+        Ok(Vm { sandbox, store, memory, exports, terminated: None, cell_running: false })
+    }
+
+    /// Run guest code under the deadline, classifying failures.
+    pub(crate) fn guarded<R>(
+        &mut self,
+        deadline: Instant,
+        f: impl FnOnce(&mut Store<HostState>, &Exports) -> wasmtime::Result<R>,
+    ) -> Result<R, SandboxError> {
+        if let Some(e) = &self.terminated {
+            return Err(SandboxError::Terminated { reason: e.to_string() });
+        }
+        if Instant::now() >= deadline {
+            return Err(SandboxError::Timeout);
+        }
+        {
+            let st = self.store.data_mut();
+            st.deadline = deadline;
+            st.timed_out = false;
+            st.limiter.denied = false;
+        }
+        self.store.set_epoch_deadline(1);
+        let _active = ticker().activate();
+        let red_zone = self.sandbox.config.max_wasm_stack_bytes + STACK_MARGIN;
+        let (store, exports) = (&mut self.store, &self.exports);
+        let r = stacker::maybe_grow(red_zone, red_zone + STACK_MARGIN, || f(store, exports));
+        r.map_err(|e| {
+            let err = self.classify(e);
+            self.terminated = Some(err.clone());
+            err
+        })
+    }
+
+    fn classify(&self, e: wasmtime::Error) -> SandboxError {
+        let st = self.store.data();
+        if st.timed_out {
+            return SandboxError::Timeout;
+        }
+        match e.downcast_ref::<Trap>() {
+            Some(Trap::StackOverflow) => SandboxError::StackExhausted,
+            _ if st.limiter.denied => SandboxError::MemoryExhausted,
+            Some(t) => SandboxError::Trap { message: t.to_string() },
+            None => SandboxError::Trap { message: e.to_string() },
+        }
+    }
+
+    /// Copy `parts` into one guest allocation; returns (ptr, total_len).
+    fn write_parts(
+        store: &mut Store<HostState>,
+        ex: &Exports,
+        mem: Memory,
+        parts: &[&[u8]],
+    ) -> wasmtime::Result<(u32, u32)> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let total = u32::try_from(total).map_err(|_| wasmtime::Error::msg("input larger than 4 GiB"))?;
+        let ptr = ex.alloc.call(&mut *store, total)?;
+        if ptr == 0 {
+            store.data_mut().limiter.denied = true;
+            return Err(wasmtime::Error::msg("guest allocation failed"));
+        }
+        let mut off = ptr as usize;
+        for p in parts {
+            mem.write(&mut *store, off, p)?;
+            off += p.len();
+        }
+        Ok((ptr, total))
+    }
+
+    fn read_result(store: &mut Store<HostState>, ex: &Exports, mem: Memory) -> wasmtime::Result<Vec<u8>> {
+        let ptr = ex.result_ptr.call(&mut *store, ())? as usize;
+        let len = ex.result_len.call(&mut *store, ())? as usize;
+        mem.data(&*store)
+            .get(ptr..ptr + len)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| wasmtime::Error::msg("guest result out of bounds"))
+    }
+
+    /// Turn a status code (+ result buffer) into a step.
+    fn step(&mut self, cell: bool, code: i32, result: Vec<u8>) -> Result<Step, SandboxError> {
+        let step = match code {
+            status::IDLE => Step::Completed { value_json: None },
+            status::PENDING => {
+                let pending_calls = self.store.data().ledger.calls.len();
+                if pending_calls == 0 {
+                    Step::Failed(GuestError {
+                        name: "Error".into(),
+                        message: PENDING_WITHOUT_HOST_WORK.into(),
+                        stack: String::new(),
+                    })
+                } else {
+                    Step::Pending { pending_calls }
+                }
+            }
+            status::COMPLETED => Step::Completed {
+                value_json: Some(String::from_utf8(result).map_err(|_| abi("result is not UTF-8"))?),
+            },
+            status::COMPLETED_UNDEFINED => Step::Completed { value_json: None },
+            status::FAILED => Step::Failed(decode_error(&result)?),
+            status::INTERNAL => return Err(abi(&String::from_utf8_lossy(&result))),
+            other => return Err(abi(&format!("unexpected status {other}"))),
+        };
+        if cell && !matches!(step, Step::Pending { .. }) {
+            self.cell_running = false;
+        }
+        Ok(step)
+    }
+
+    fn eval(
+        &mut self,
+        cell: bool,
+        source: &str,
+        filename: &str,
+        deadline: Instant,
+    ) -> Result<Step, SandboxError> {
+        let mem = self.memory;
+        self.store.data_mut().ledger.stats.eval_bytes += source.len() as u64;
+        let (code, result) = self.guarded(deadline, |store, ex| {
+            let (ptr, len) = Self::write_parts(store, ex, mem, &[source.as_bytes(), filename.as_bytes()])?;
+            let (sl, nl) = (source.len() as u32, filename.len() as u32);
+            let f = if cell { &ex.eval_cell } else { &ex.eval_script };
+            let code = f.call(&mut *store, (ptr, sl, ptr + sl, nl))?;
+            ex.dealloc.call(&mut *store, (ptr, len))?;
+            let result = Self::read_result(store, ex, mem)?;
+            Ok((code, result))
+        })?;
+        self.step(cell, code, result)
+    }
+
+    /// Evaluate a classic global script (e.g. the runtime's per-run context). `var` and function
+    /// declarations become globals. The completion value is reported like a cell's. Queued
+    /// jobs are not run (the next `run_jobs` or `eval_cell` runs them).
+    pub fn eval_script(&mut self, source: &str, deadline: Instant) -> Result<Step, SandboxError> {
+        self.eval(false, source, "script.js", deadline)
+    }
+
+    pub(crate) fn eval_script_named(
+        &mut self,
+        source: &str,
+        filename: &str,
+        deadline: Instant,
+    ) -> Result<Step, SandboxError> {
+        self.eval(false, source, filename, deadline)
+    }
+
+    /// Start a cell: `body` runs as the body of an async function, so top-level `await` and
+    /// `return` work; jobs then run until the cell completes, fails or waits on host calls.
+    /// Line numbers in errors match `body`'s lines and stacks name `filename`. Columns on the
+    /// first line are offset by the wrapper's prefix (`(async function () {`, 20 characters).
+    pub fn eval_cell(&mut self, body: &str, filename: &str, deadline: Instant) -> Result<Step, SandboxError> {
+        if self.cell_running {
+            return Err(SandboxError::Busy);
+        }
+        self.cell_running = true;
+        let step = self.eval(true, body, filename, deadline);
+        if step.is_err() {
+            self.cell_running = false;
+        }
+        step
+    }
+
+    /// Run queued jobs (promise reactions) and report the cell's state. With no cell running
+    /// (none started, or the last one finished) it runs jobs and reports
+    /// `Completed { value_json: None }`.
+    pub fn run_jobs(&mut self, deadline: Instant) -> Result<Step, SandboxError> {
+        let mem = self.memory;
+        let (code, result) = self.guarded(deadline, |store, ex| {
+            let code = ex.run_jobs.call(&mut *store, ())?;
+            let result =
+                if code == status::PENDING { Vec::new() } else { Self::read_result(store, ex, mem)? };
+            Ok((code, result))
+        })?;
+        self.step(true, code, result)
+    }
+
+    /// Settle host call `call_id`. Reactions run at the next [`Vm::run_jobs`]. Guest code may
+    /// run here (a user-defined `then` getter on `Object.prototype`), hence the deadline.
+    pub fn deliver(
+        &mut self,
+        call_id: u32,
+        delivery: Delivery,
+        deadline: Instant,
+    ) -> Result<(), SandboxError> {
+        if self.terminated.is_none() && !self.store.data().ledger.calls.contains_key(&call_id) {
+            return Err(SandboxError::UnknownCall { call_id });
+        }
+        let mem = self.memory;
+        let (kind, text, code) = match &delivery {
+            Delivery::Resolve(json) => (0, json.as_str(), ""),
+            Delivery::Reject { message, code } => (1, message.as_str(), code.as_deref().unwrap_or("")),
+        };
+        let rc = self.guarded(deadline, |store, ex| {
+            let (ptr, len) = Self::write_parts(store, ex, mem, &[text.as_bytes(), code.as_bytes()])?;
+            let (tl, cl) = (text.len() as u32, code.len() as u32);
+            let rc = ex.deliver.call(&mut *store, (call_id, kind, ptr, tl, ptr + tl, cl))?;
+            ex.dealloc.call(&mut *store, (ptr, len))?;
+            Ok(rc)
+        })?;
+        let ledger = &mut self.store.data_mut().ledger;
+        if rc != -1 {
+            ledger.calls.remove(&call_id);
+            ledger.stats.deliveries += 1;
+            ledger.stats.delivered_bytes += (text.len() + code.len()) as u64;
+        }
+        match rc {
+            0 => Ok(()),
+            -1 => Err(SandboxError::UnknownCall { call_id }),
+            -2 => Err(SandboxError::InvalidJson),
+            _ => Err(abi("the guest could not settle the promise")),
+        }
+    }
+
+    /// Host calls started since the last take (each is returned once, across snapshots).
+    pub fn take_host_calls(&mut self) -> Vec<HostCall> {
+        let mut out = Vec::new();
+        for (id, call) in self.store.data_mut().ledger.calls.iter_mut() {
+            if !call.taken {
+                call.taken = true;
+                out.push(HostCall { id: *id, payload: call.payload.clone() });
+            }
+        }
+        out
+    }
+
+    /// Every host call started and not delivered yet (taken or not).
+    pub fn pending_host_calls(&self) -> Vec<HostCall> {
+        let calls = &self.store.data().ledger.calls;
+        calls
+            .iter()
+            .map(|(id, LedgerCall { payload, .. })| HostCall { id: *id, payload: payload.clone() })
+            .collect()
+    }
+
+    /// Output accepted since the last take.
+    pub fn take_output(&mut self) -> Vec<GuestOutput> {
+        std::mem::take(&mut self.store.data_mut().ledger.output)
+    }
+
+    /// Bytes and calls that crossed the ABI in this run.
+    pub fn abi_stats(&self) -> AbiStats {
+        self.store.data().ledger.stats
+    }
+
+    /// Install the policy consulted by the guest's imports (replaces any earlier one). Without
+    /// a policy every host call and output is accepted.
+    pub fn set_policy(&mut self, policy: Box<dyn GuestPolicy>) {
+        self.store.data_mut().policy = Some(policy);
+    }
+
+    /// Current size of the guest's linear memory in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.memory.data_size(&self.store)
+    }
+
+    /// Bytes QuickJS's allocator has in use (what the memory limit applies to).
+    pub fn heap_bytes(&mut self) -> Result<u64, SandboxError> {
+        self.guarded(Instant::now() + std::time::Duration::from_secs(1), |store, ex| {
+            ex.heap_used.call(store, ())
+        })
+    }
+
+    /// Whether an earlier failure terminated this VM.
+    pub fn is_terminated(&self) -> bool {
+        self.terminated.is_some()
+    }
+
+    /// Snapshot the VM. Only at a quiescent point: no guest frame is ever live between calls,
+    /// and QuickJS's job queue must be empty (call `run_jobs` first).
+    pub fn snapshot(&mut self) -> Result<Snapshot, SandboxError> {
+        let pending = self.guarded(Instant::now() + std::time::Duration::from_secs(1), |store, ex| {
+            ex.jobs_pending.call(store, ())
+        })?;
+        if pending != 0 {
+            return Err(SandboxError::NotQuiescent);
+        }
+        let data = self.memory.data(&self.store);
+        Ok(Snapshot::capture(&self.sandbox, data, &self.store.data().ledger, self.cell_running))
+    }
+
+    pub(crate) fn set_cell_running(&mut self, running: bool) {
+        self.cell_running = running;
+    }
+}
+
+fn abi(reason: &str) -> SandboxError {
+    SandboxError::Abi { reason: reason.to_owned() }
+}
+
+/// Decode the guest's error record: three u32-LE-length-prefixed UTF-8 strings.
+fn decode_error(mut bytes: &[u8]) -> Result<GuestError, SandboxError> {
+    let mut next = || -> Result<String, SandboxError> {
+        let (len, rest) = bytes.split_at_checked(4).ok_or_else(|| abi("truncated error record"))?;
+        let len = u32::from_le_bytes(len.try_into().map_err(|_| abi("bad length"))?) as usize;
+        let (s, rest) = rest.split_at_checked(len).ok_or_else(|| abi("truncated error record"))?;
+        bytes = rest;
+        Ok(String::from_utf8_lossy(s).into_owned())
+    };
+    Ok(GuestError { name: next()?, message: next()?, stack: next()? })
+}

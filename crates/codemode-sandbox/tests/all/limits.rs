@@ -1,0 +1,139 @@
+//! Limits at and past their bounds.
+
+use std::time::{Duration, Instant};
+
+use codemode_sandbox::{Sandbox, SandboxError, Step};
+
+use crate::hostile::small_sandbox;
+use crate::{completed, failed, sandbox, serial, soon};
+
+/// The QuickJS heap limit: an allocation that fits under it succeeds, one that does not raise a
+/// catchable out-of-memory error, and the VM goes on working.
+#[test]
+fn memory_limit_at_and_past_the_bound() {
+    let _g = serial();
+    let sb = small_sandbox();
+    let limit = sb.config().memory_limit_bytes;
+    let mut vm = sb.start().unwrap();
+    let used = vm.heap_bytes().unwrap();
+    assert!(used > 0 && used < limit, "heap in use {used}");
+    // Just under: the remaining budget minus 64 KiB of allocator slack.
+    let fits = limit - used - (64 << 10);
+    let step =
+        vm.eval_cell(&format!("return new ArrayBuffer({fits}).byteLength"), "user.js", soon()).unwrap();
+    assert_eq!(step, completed(&fits.to_string()));
+    // Past: one byte more than the remaining budget (the buffer above is garbage now).
+    let past = limit - used + 1;
+    let code =
+        format!("try {{ new ArrayBuffer({past}); return 'allocated' }} catch (e) {{ return String(e) }}");
+    assert_eq!(
+        vm.eval_cell(&code, "user.js", soon()).unwrap(),
+        completed("\"InternalError: out of memory\"")
+    );
+    assert_eq!(
+        vm.eval_cell("return [1, 2, 3].map(x => x * 2)", "user.js", soon()).unwrap(),
+        completed("[2,4,6]")
+    );
+}
+
+#[test]
+fn linear_memory_stays_under_its_cap_during_a_memory_bomb() {
+    let _g = serial();
+    let sb = small_sandbox();
+    let mut vm = sb.start().unwrap();
+    let step = vm
+        .eval_cell("let n = 1; while (true) { globalThis.s = 'x'.repeat(n); n *= 2 }", "user.js", soon())
+        .unwrap();
+    assert_eq!(failed(&step).name, "InternalError");
+    // 16 MiB heap + a quarter + 4 MiB shadow stack + 8 MiB fixed overhead.
+    assert!(vm.memory_bytes() <= (16 << 20) + (4 << 20) + (12 << 20), "{}", vm.memory_bytes());
+}
+
+/// A loop that ends before the deadline completes; the same loop past it times out.
+#[test]
+fn deadline_at_and_past_the_bound() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    let code = "let n = 0; const end = Date.now() + 0; for (let i = 0; i < 2e5; i++) n += i; return n";
+    let t = Instant::now();
+    vm.eval_cell(code, "user.js", soon()).unwrap();
+    let cost = t.elapsed();
+    // Well within: completes.
+    let mut vm = sandbox().start().unwrap();
+    let step = vm.eval_cell(code, "user.js", Instant::now() + cost * 20 + Duration::from_millis(50)).unwrap();
+    assert_eq!(step, completed("19999900000"));
+    // A deadline already passed: nothing runs, the VM is intact.
+    let mut vm = sandbox().start().unwrap();
+    assert_eq!(vm.eval_cell(code, "user.js", Instant::now()), Err(SandboxError::Timeout));
+    assert!(!vm.is_terminated());
+    assert_eq!(vm.eval_cell("return 1", "user.js", soon()).unwrap(), completed("1"));
+    // Past the bound while running: a timeout close to the deadline.
+    let mut vm = sandbox().start().unwrap();
+    let t = Instant::now();
+    let r = vm.eval_cell("while (true) {}", "user.js", t + Duration::from_millis(100));
+    assert_eq!(r, Err(SandboxError::Timeout));
+    let took = t.elapsed();
+    assert!(took >= Duration::from_millis(100) && took < Duration::from_millis(400), "{took:?}");
+}
+
+#[test]
+fn recursion_depth_5000_and_past_the_stack() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    let code = "function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(5000)";
+    assert_eq!(vm.eval_cell(code, "user.js", soon()).unwrap(), completed("5000"));
+    let code =
+        "let d = 0; function f() { d++; f() } try { f() } catch (e) { return [e.name, e.message, d > 5000] }";
+    assert_eq!(
+        vm.eval_cell(code, "user.js", soon()).unwrap(),
+        completed(r#"["RangeError","Maximum call stack size exceeded",true]"#)
+    );
+}
+
+/// A wasm stack too small for QuickJS's check to fire first: the trap is a clean
+/// `StackExhausted`, and the sandbox survives.
+#[test]
+fn wasm_stack_exhaustion_is_a_typed_error() {
+    let _g = serial();
+    let mut c = crate::det_config();
+    c.max_wasm_stack_bytes = 256 << 10;
+    let sb = Sandbox::new(c, "").unwrap();
+    let mut vm = sb.start().unwrap();
+    let r = vm.eval_cell(
+        "function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(100000)",
+        "user.js",
+        soon(),
+    );
+    assert_eq!(r, Err(SandboxError::StackExhausted));
+    let mut vm = sb.start().unwrap();
+    assert_eq!(vm.eval_cell("return 2", "user.js", soon()).unwrap(), completed("2"));
+}
+
+/// VM calls made from a thread with a small native stack still get the configured wasm stack.
+#[test]
+fn small_stack_threads_work() {
+    let _g = serial();
+    let r = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| {
+            let mut vm = sandbox().start().unwrap();
+            vm.eval_cell(
+                "function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(5000)",
+                "user.js",
+                soon(),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(r.unwrap(), completed("5000"));
+}
+
+#[test]
+fn step_reports_pending_host_calls() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    let step =
+        vm.eval_cell("host('echo', 1); host('echo', 2); await host('echo', 3)", "user.js", soon()).unwrap();
+    assert_eq!(step, Step::Pending { pending_calls: 3 });
+}

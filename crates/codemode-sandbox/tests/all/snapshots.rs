@@ -1,0 +1,151 @@
+//! Snapshot format, validation, size and resource behaviour.
+
+use codemode_sandbox::{Sandbox, SandboxError, Snapshot, Step};
+
+use crate::{PRELUDE, completed, cycle, dispatch, sandbox, serial, soon};
+
+fn suspended(sb: &Sandbox) -> Snapshot {
+    let mut vm = sb.start().unwrap();
+    let step = vm
+        .eval_cell(
+            "globalThis.k = 'kept'; const r = await host('add', {a: 1, b: 2}); return [k, r.sum]",
+            "user.js",
+            soon(),
+        )
+        .unwrap();
+    assert_eq!(step, Step::Pending { pending_calls: 1 });
+    vm.snapshot().unwrap()
+}
+
+#[test]
+fn snapshots_are_sparse_and_small() {
+    let _g = serial();
+    let snap = suspended(sandbox());
+    // The base image holds QuickJS + prelude; a suspended cell adds a few pages.
+    assert!(snap.stored_bytes() < 32 << 10, "stored {} bytes", snap.stored_bytes());
+    let mut c = crate::det_config();
+    c.compress_snapshots = false;
+    let raw = suspended(&Sandbox::new(c, PRELUDE).unwrap());
+    assert!(raw.stored_bytes() > snap.stored_bytes());
+}
+
+#[test]
+fn from_bytes_rejects_corruption() {
+    let _g = serial();
+    let snap = suspended(sandbox());
+    let bytes = snap.to_bytes();
+    assert_eq!(Snapshot::from_bytes(&bytes).unwrap(), snap);
+    for cut in [0, 1, 7, 8, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            matches!(Snapshot::from_bytes(&bytes[..cut]), Err(SandboxError::Snapshot { .. })),
+            "cut {cut}"
+        );
+    }
+    for i in [0, 9, 30, bytes.len() / 2, bytes.len() - 9, bytes.len() - 1] {
+        let mut b = bytes.clone();
+        b[i] ^= 0x40;
+        assert!(matches!(Snapshot::from_bytes(&b), Err(SandboxError::Snapshot { .. })), "flip at {i}");
+    }
+}
+
+#[test]
+fn restore_into_another_sandbox_is_refused() {
+    let _g = serial();
+    let snap = suspended(sandbox());
+    let other = Sandbox::new(crate::det_config(), "globalThis.other = 1;").unwrap();
+    assert!(matches!(other.restore(&snap), Err(SandboxError::Snapshot { .. })));
+    // The owner still restores it.
+    let mut vm = sandbox().restore(&snap).unwrap();
+    let c = vm.take_host_calls().remove(0);
+    vm.deliver(c.id, dispatch(&c.payload), soon()).unwrap();
+    assert_eq!(vm.run_jobs(soon()).unwrap(), completed(r#"["kept",3]"#));
+}
+
+#[test]
+fn fuzz_snapshot_bytes() {
+    let _g = serial();
+    let good = suspended(sandbox()).to_bytes();
+    let mut x: u64 = 0x1234_5678_9abc_def1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..3000 {
+        let mut data = if i % 2 == 0 { good.clone() } else { vec![0u8; (next() % 512) as usize] };
+        let n = (next() % 8) as usize;
+        for _ in 0..=n {
+            if data.is_empty() {
+                break;
+            }
+            let at = (next() as usize) % data.len();
+            data[at] = next() as u8;
+        }
+        if i % 7 == 0 {
+            let len = (next() as usize) % (data.len() + 1);
+            data.truncate(len);
+        }
+        codemode_sandbox::fuzz::check_snapshot_bytes(&data);
+    }
+    codemode_sandbox::fuzz::check_snapshot_bytes(&good);
+}
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// 1,000 snapshot/restore cycles of a suspended VM keep host memory flat.
+#[test]
+fn thousand_cycles_with_flat_host_memory() {
+    let _g = serial();
+    let sb = sandbox();
+    let mut vm = sb.start().unwrap();
+    let code =
+        "globalThis.n = 0; for (;;) { n += (await host('add', {a: 1, b: 0})).sum; if (n >= 1100) return n; }";
+    vm.eval_cell(code, "user.js", soon()).unwrap();
+    let mut before = 0;
+    for i in 0..1100 {
+        if i == 100 {
+            before = rss_bytes();
+        }
+        vm = cycle(sb, vm);
+        let c = vm.take_host_calls().remove(0);
+        vm.deliver(c.id, dispatch(&c.payload), soon()).unwrap();
+        let step = vm.run_jobs(soon()).unwrap();
+        if i == 1099 {
+            assert_eq!(step, completed("1100"));
+        }
+    }
+    let growth = rss_bytes().saturating_sub(before);
+    assert!(growth < 24 << 20, "host RSS grew by {} KiB over 1000 cycles", growth >> 10);
+}
+
+#[test]
+fn snapshot_of_a_terminated_vm_is_refused() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    let _ = vm.eval_cell("while (true) {}", "user.js", crate::deadline_ms(50));
+    assert!(matches!(vm.snapshot(), Err(SandboxError::Terminated { .. })));
+}
+
+#[test]
+fn output_and_stats_travel_with_the_snapshot() {
+    let _g = serial();
+    let sb = sandbox();
+    let mut vm = sb.start().unwrap();
+    vm.eval_cell("text('before'); await host('echo', 1); text('after'); return 1", "user.js", soon())
+        .unwrap();
+    let stats = vm.abi_stats();
+    assert_eq!((stats.outputs, stats.host_calls), (1, 1));
+    let mut vm = cycle(sb, vm);
+    assert_eq!(vm.abi_stats(), stats);
+    let c = vm.take_host_calls().remove(0);
+    vm.deliver(c.id, dispatch(&c.payload), soon()).unwrap();
+    assert_eq!(vm.run_jobs(soon()).unwrap(), completed("1"));
+    let out: Vec<String> = vm.take_output().into_iter().map(|o| o.payload).collect();
+    assert_eq!(out, ["before", "after"]);
+    assert_eq!(vm.abi_stats().deliveries, 1);
+}
