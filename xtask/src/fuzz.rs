@@ -11,7 +11,16 @@ use anyhow::{Context, Result, bail};
 
 use crate::project_root;
 
-const TARGETS: &[&str] = &["schema_hint", "search", "strip", "render_dts", "bridge_decode"];
+const TARGETS: &[&str] = &[
+    "schema_hint",
+    "search",
+    "strip",
+    "render_dts",
+    "bridge_decode",
+    "fixture",
+    "session_line",
+    "snapshot_bytes",
+];
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut seconds = 30u64;

@@ -1,0 +1,305 @@
+//! [`Engine`]: a Code Mode runtime over a fixture catalog (and optional upstream hosts), the backend
+//! of `codemode exec`, `codemode session` and `codemode demo`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use codemode::{
+    AbortSignal, CodeMode, CodeModeConfig, CodeModeEvent, EventSink, McpServer, ModelSurface,
+    NamespaceRegistry, RunOptions, RunScope, ToolDefinition, ToolHost, ToolSpec,
+};
+use serde_json::{Value, json};
+
+use crate::error::CliError;
+use crate::fixture::FixtureCatalog;
+use crate::host::{FixtureHost, ManualCalls};
+use crate::session::{RequestError, SessionBackend};
+
+/// Reads a Code Mode configuration file: the `tools.codeMode` shape (`true`, `false` or an object),
+/// or a whole config holding it at `tools.codeMode` or `codeMode`. No file: Code Mode enabled with
+/// defaults.
+pub fn load_config(path: Option<&Path>) -> Result<CodeModeConfig, CliError> {
+    let Some(path) = path else { return Ok(CodeModeConfig::enabled()) };
+    let file = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|source| CliError::Read { path: file.clone(), source })?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| CliError::Config {
+        file: file.clone(),
+        path: "$".into(),
+        message: format!("not valid JSON: {e}"),
+    })?;
+    config_from_value(&value, &file)
+}
+
+/// Picks the Code Mode config out of a document (see [`load_config`]).
+pub fn config_from_value(value: &Value, file: &str) -> Result<CodeModeConfig, CliError> {
+    let (shape, prefix) = if let Some(inner) = value.pointer("/tools/codeMode") {
+        (inner, "$.tools.codeMode")
+    } else if let Some(inner) = value.get("codeMode") {
+        (inner, "$.codeMode")
+    } else {
+        (value, "$")
+    };
+    CodeModeConfig::from_json(shape).map_err(|e| {
+        // Core reports paths relative to the spec's `tools.codeMode`; re-anchor them in this file.
+        let inner = e.path.strip_prefix("tools.codeMode").unwrap_or(&e.path);
+        CliError::Config { file: file.to_owned(), path: join_path(prefix, inner), message: e.message }
+    })
+}
+
+fn join_path(prefix: &str, inner: &str) -> String {
+    let inner = inner.trim_start_matches('$');
+    if inner.is_empty() {
+        prefix.to_owned()
+    } else if inner.starts_with('.') || inner.starts_with('[') {
+        format!("{prefix}{inner}")
+    } else {
+        format!("{prefix}.{inner}")
+    }
+}
+
+/// Everything an [`Engine`] is built from.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct EngineOptions {
+    /// The Code Mode config. Default: [`CodeModeConfig::default`] (disabled); callers normally pass
+    /// [`CodeModeConfig::enabled`] or a loaded file.
+    pub config: CodeModeConfig,
+    /// The fixture catalog. Default: empty.
+    pub catalog: FixtureCatalog,
+    /// Extra tools served by `fallback` (upstream MCP tools). Default: none.
+    pub extra_tools: Vec<ToolSpec>,
+    /// Extra MCP server metadata (upstream servers). Default: none.
+    pub extra_mcp_servers: Vec<McpServer>,
+    /// Host for calls the fixture does not know (upstream MCP servers). Default: none.
+    pub fallback: Option<Arc<dyn ToolHost>>,
+    /// Receives nested-call events in addition to the engine's own bookkeeping. Default: none.
+    pub events: Option<Arc<dyn EventSink>>,
+}
+
+impl std::fmt::Debug for EngineOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EngineOptions").field("tools", &self.catalog.tools.len()).finish_non_exhaustive()
+    }
+}
+
+type RunListener = Arc<dyn Fn(Option<&str>, &str) + Send + Sync>;
+
+/// Forwards events and tells the session which run an in-flight exec belongs to.
+#[derive(Default)]
+struct Events {
+    forward: Option<Arc<dyn EventSink>>,
+    on_run: Mutex<Option<RunListener>>,
+}
+
+impl EventSink for Events {
+    fn emit(&self, event: CodeModeEvent) {
+        if let CodeModeEvent::NestedCallStarted { parent_call_id, run_id, .. } = &event {
+            let listener = self.on_run.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(listener) = listener {
+                listener(parent_call_id.as_deref(), run_id);
+            }
+        }
+        if let Some(forward) = &self.forward {
+            forward.emit(event);
+        }
+    }
+}
+
+/// A Code Mode runtime over a fixture catalog.
+#[derive(Clone)]
+pub struct Engine {
+    code_mode: CodeMode,
+    host: Arc<FixtureHost>,
+    events: Arc<Events>,
+    in_flight: Arc<Mutex<HashMap<String, (AbortSignal, String)>>>,
+    tools: Vec<ToolSpec>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("code_mode", &self.code_mode).finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Builds the runtime.
+    pub fn build(options: EngineOptions) -> Result<Engine, CliError> {
+        let host = Arc::new(FixtureHost::new(&options.catalog, options.fallback.clone()));
+        let events = Arc::new(Events { forward: options.events.clone(), on_run: Mutex::new(None) });
+        let registry = NamespaceRegistry::new();
+        for namespace in &options.catalog.namespaces {
+            registry
+                .register_for_plugin(&namespace.plugin, namespace.registration.clone())
+                .map_err(|e| CliError::Runtime(format!("namespace {:?}: {e}", namespace.registration.id)))?;
+        }
+        let mut tools = options.catalog.effective_tools();
+        tools.extend(options.extra_tools.iter().cloned());
+        let mut servers = options.catalog.inline_mcp_servers();
+        servers.extend(options.extra_mcp_servers.iter().cloned());
+        let code_mode = CodeMode::builder(options.config.clone())
+            .tools(tools.clone())
+            .host(host.clone())
+            .events(events.clone())
+            .namespaces(registry)
+            .mcp_servers(servers)
+            .build()
+            .map_err(|e| CliError::Runtime(e.to_string()))?;
+        Ok(Engine { code_mode, host, events, in_flight: Arc::default(), tools })
+    }
+
+    /// The runtime.
+    pub fn code_mode(&self) -> &CodeMode {
+        &self.code_mode
+    }
+
+    /// The effective tools handed to Code Mode.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The fixture host.
+    pub fn fixture_host(&self) -> Arc<FixtureHost> {
+        self.host.clone()
+    }
+
+    /// The fixture host's manual calls.
+    pub fn manual(&self) -> Arc<ManualCalls> {
+        self.host.manual_calls()
+    }
+
+    /// The model surface as JSON: `{"codeMode": bool, "tools": [{name, description, inputSchema}]}`.
+    pub fn surface_json(&self) -> Value {
+        let surface = self.code_mode.model_surface(&RunOptions::default());
+        let code_mode = matches!(surface, ModelSurface::CodeMode(_));
+        json!({ "codeMode": code_mode, "tools": surface.tools().iter().map(definition_json).collect::<Vec<_>>() })
+    }
+
+    /// Runs one cell with raw `exec` arguments; `abort` cancels it.
+    pub async fn exec(&self, scope: &RunScope, arguments: &Value, abort: AbortSignal) -> Value {
+        let result = match codemode::ExecInput::from_json(arguments) {
+            Ok(input) => self.code_mode.exec_with(scope, input, abort).await,
+            Err(_) => self.code_mode.exec_json(scope, arguments).await,
+        };
+        result.to_json()
+    }
+
+    /// Continues a run with raw `wait` arguments.
+    pub async fn wait(&self, scope: &RunScope, arguments: &Value, abort: AbortSignal) -> Value {
+        let result = match codemode::WaitInput::from_json(arguments) {
+            Ok(input) => self.code_mode.wait_with(scope, input, abort).await,
+            Err(_) => self.code_mode.wait_json(scope, arguments).await,
+        };
+        result.to_json()
+    }
+}
+
+/// Fills `input` into `pendingToolCalls` entries of pending `manual` calls when the runtime left it
+/// out, so a session client has callId, tool id and input in one place.
+fn with_manual_inputs(mut result: Value, manual: &ManualCalls) -> Value {
+    if let Some(Value::Array(pending)) = result.get_mut("pendingToolCalls") {
+        for entry in pending {
+            let missing = entry.get("input").is_none_or(Value::is_null);
+            if let (true, Some(call_id)) = (missing, entry.get("callId").and_then(Value::as_str))
+                && let Some(input) = manual.input_of(call_id)
+            {
+                entry["input"] = input;
+            }
+        }
+    }
+    result
+}
+
+/// `{name, description, inputSchema}` of a model-visible tool.
+pub fn definition_json(definition: &ToolDefinition) -> Value {
+    json!({
+        "name": definition.name,
+        "description": definition.description,
+        "inputSchema": definition.input_schema,
+    })
+}
+
+/// The session's key for an in-flight exec/wait, used as the exec's call id when the client gave none.
+fn request_call_id(scope: &RunScope) -> Option<String> {
+    scope.call_id.clone()
+}
+
+#[async_trait]
+impl SessionBackend for Engine {
+    async fn surface(&self) -> Result<Value, RequestError> {
+        Ok(self.surface_json())
+    }
+
+    async fn exec(&self, scope: RunScope, input: Value, abort: AbortSignal) -> Result<Value, RequestError> {
+        let key = request_call_id(&scope).map(|k| format!("call:{k}"));
+        if let Some(key) = &key {
+            self.in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), (abort.clone(), key.clone()));
+        }
+        let result = Engine::exec(self, &scope, &input, abort).await;
+        if let Some(key) = &key {
+            self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, (_, owner)| owner != key);
+        }
+        Ok(with_manual_inputs(result, &self.host.manual_calls()))
+    }
+
+    async fn wait(&self, scope: RunScope, input: Value, abort: AbortSignal) -> Result<Value, RequestError> {
+        let run_id = input.get("runId").and_then(Value::as_str).map(str::to_owned);
+        let key = run_id.as_ref().map(|r| format!("run:{r}"));
+        if let Some(key) = &key {
+            self.in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key.clone(), (abort.clone(), key.clone()));
+        }
+        let result = Engine::wait(self, &scope, &input, abort).await;
+        if let Some(key) = &key {
+            self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, (_, owner)| owner != key);
+        }
+        Ok(with_manual_inputs(result, &self.host.manual_calls()))
+    }
+
+    async fn cancel(&self, run_id: String) -> Result<Value, RequestError> {
+        // A run being resumed by an in-flight `wait`, or an exec that announced this run id.
+        let signal = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&format!("run:{run_id}"))
+            .map(|e| e.0.clone());
+        if let Some(signal) = signal {
+            signal.abort();
+            return Ok(json!({ "runId": run_id, "cancelled": true, "state": "running" }));
+        }
+        let parked = self.code_mode.cancel(&run_id);
+        Ok(
+            json!({ "runId": run_id, "cancelled": parked, "state": if parked { "waiting" } else { "unknown" } }),
+        )
+    }
+
+    async fn end_session(&self, session_id: String) -> Result<Value, RequestError> {
+        let removed = self.code_mode.end_session(&session_id);
+        Ok(json!({ "session": session_id, "removedRuns": removed }))
+    }
+
+    fn manual_calls(&self) -> Arc<ManualCalls> {
+        self.host.manual_calls()
+    }
+
+    fn watch_runs(&self) {
+        // Map "exec call id -> abort signal" to "run id -> abort signal" as soon as the run dispatches.
+        let in_flight = self.in_flight.clone();
+        let listener: RunListener = Arc::new(move |parent: Option<&str>, run_id: &str| {
+            let Some(parent) = parent else { return };
+            let mut map = in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = map.get(&format!("call:{parent}")).cloned() {
+                map.entry(format!("run:{run_id}")).or_insert(entry);
+            }
+        });
+        *self.events.on_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(listener);
+    }
+}

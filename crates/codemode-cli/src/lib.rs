@@ -1,0 +1,31 @@
+//! The `codemode` binary's library: fixture catalogs, the fixture [`ToolHost`](codemode::ToolHost),
+//! the JSON-lines session protocol and the MCP gateway.
+//!
+//! ```
+//! use codemode_cli::fixture::FixtureCatalog;
+//! use std::path::Path;
+//!
+//! let catalog = FixtureCatalog::from_str_in(
+//!     r#"{ "tools": [{ "name": "ping", "behavior": { "kind": "static", "details": "pong" } }] }"#,
+//!     "inline.json",
+//!     Path::new("."),
+//! )
+//! .unwrap();
+//! assert_eq!(catalog.effective_tools()[0].catalog_id(), "openclaw:core:ping");
+//! ```
+#![deny(missing_docs)]
+
+pub mod demo;
+pub mod engine;
+mod error;
+pub mod fixture;
+#[doc(hidden)]
+pub mod fuzz;
+pub mod host;
+// MCP logging (`notifications/message`) is deprecated by SEP-2577, but it is what clients show today;
+// the gateway uses it for the nested-call projection.
+#[allow(deprecated)]
+pub mod serve;
+pub mod session;
+
+pub use error::CliError;

@@ -1,0 +1,127 @@
+//! `codemode`: Code Mode from the command line. See `codemode --help`.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use codemode::{AbortSignal, RunScope};
+use codemode_cli::engine::{Engine, EngineOptions, load_config};
+use codemode_cli::fixture::FixtureCatalog;
+use codemode_cli::session::run_session;
+use serde_json::json;
+
+#[derive(Parser)]
+#[command(
+    name = "codemode",
+    version,
+    about = "Code Mode: exec/wait over a hidden tool catalog, run in a QuickJS sandbox"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// A guided tour on an embedded demo catalog.
+    Demo,
+    /// Runs one cell and prints the result JSON.
+    Exec {
+        /// Fixture catalog file (docs/fixture-catalog.md). Default: an empty catalog.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Code Mode config (`tools.codeMode` shape). Default: enabled with defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// `javascript` (default) or `typescript`.
+        #[arg(long)]
+        language: Option<String>,
+        /// The code, or `-` to read it from stdin.
+        code: String,
+    },
+    /// The JSON-lines protocol on stdin/stdout (docs/session-protocol.md).
+    Session {
+        /// Fixture catalog file. Default: an empty catalog.
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Code Mode config. Default: enabled with defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// An MCP server on stdio in front of upstream MCP servers (docs/serve.md).
+    Serve {
+        /// Gateway config: `{"mcpServers": {...}, "codeMode": {...}, "catalog": "fixture.json"?}`.
+        #[arg(long)]
+        config: PathBuf,
+    },
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    init_tracing();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Demo => codemode_cli::demo::run(std::io::stdout().is_terminal()).await,
+            Command::Exec { catalog, config, language, code } => exec(catalog, config, language, code).await,
+            Command::Session { catalog, config } => session(catalog, config).await,
+            Command::Serve { config } => codemode_cli::serve::run(&config).await,
+        }
+    })
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("CODEMODE_DEBUG"))
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+fn build_engine(catalog: Option<PathBuf>, config: Option<PathBuf>) -> Result<Engine> {
+    let config = load_config(config.as_deref())?;
+    let catalog = match catalog {
+        Some(path) => FixtureCatalog::load(&path)?,
+        None => FixtureCatalog::default(),
+    };
+    let mut options = EngineOptions::default();
+    options.config = config;
+    options.catalog = catalog;
+    Ok(Engine::build(options)?)
+}
+
+async fn exec(
+    catalog: Option<PathBuf>,
+    config: Option<PathBuf>,
+    language: Option<String>,
+    code: String,
+) -> Result<()> {
+    let code = if code == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading the cell from stdin")?;
+        text
+    } else {
+        code
+    };
+    let engine = build_engine(catalog, config)?;
+    let mut arguments = json!({ "code": code });
+    if let Some(language) = language {
+        arguments["language"] = json!(language);
+    }
+    let scope = RunScope::new("cli", "exec").with_call_id("exec-1");
+    let result = engine.exec(&scope, &arguments, AbortSignal::new()).await;
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    Ok(())
+}
+
+async fn session(catalog: Option<PathBuf>, config: Option<PathBuf>) -> Result<()> {
+    let engine = build_engine(catalog, config)?;
+    let stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    run_session(Arc::new(engine), stdin, tokio::io::stdout()).await?;
+    Ok(())
+}

@@ -1,0 +1,698 @@
+//! `codemode serve`: an MCP server on stdio that puts Code Mode in front of upstream MCP servers
+//! (docs/serve.md). Upstream servers are child processes; their tools, resources and prompts become
+//! the hidden catalog; the client sees `exec`, `wait` and direct-only tools.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use codemode::{
+    AbortSignal, CodeModeConfig, CodeModeEvent, EventSink, McpServer, McpTool, NestedCall, RunScope,
+    ToolError, ToolHost, ToolOutcome, ToolSpec,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, ListToolsResult,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio::sync::Notify;
+
+use crate::engine::{Engine, EngineOptions, config_from_value};
+use crate::error::CliError;
+use crate::fixture::{FixtureCatalog, UpstreamCommand};
+
+/// Default time an upstream call may take before it fails with code `timeout`.
+pub const DEFAULT_UPSTREAM_TIMEOUT_MS: u64 = 120_000;
+
+/// The gateway configuration file.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// Code Mode settings (`codeMode`, default: enabled).
+    pub code_mode: CodeModeConfig,
+    /// Upstream servers (`mcpServers`), in file order.
+    pub servers: Vec<(String, UpstreamCommand)>,
+    /// The optional fixture catalog (`catalog`: a path, or an inline fixture object).
+    pub catalog: FixtureCatalog,
+    /// Per-call upstream timeout (`upstreamTimeoutMs`).
+    pub upstream_timeout: Duration,
+}
+
+impl GatewayConfig {
+    /// Reads and validates a gateway config file. Errors name the file, the JSON path and the fix.
+    pub fn load(path: &Path) -> Result<GatewayConfig, CliError> {
+        let file = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|source| CliError::Read { path: file.clone(), source })?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| CliError::Config {
+            file: file.clone(),
+            path: "$".into(),
+            message: format!("not valid JSON: {e}"),
+        })?;
+        GatewayConfig::from_value(&value, &file, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Validates a gateway config document.
+    pub fn from_value(value: &Value, file: &str, base: &Path) -> Result<GatewayConfig, CliError> {
+        let invalid = |path: &str, message: String| CliError::Config {
+            file: file.to_owned(),
+            path: path.to_owned(),
+            message,
+        };
+        let Value::Object(map) = value else {
+            return Err(invalid(
+                "$",
+                "must be an object: {\"mcpServers\": {...}, \"codeMode\": {...}}".into(),
+            ));
+        };
+        const FIELDS: &[&str] =
+            &["$schema", "mcpServers", "codeMode", "tools", "catalog", "upstreamTimeoutMs"];
+        if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(invalid(
+                &format!("$.{key}"),
+                format!("unknown field; allowed: {}", FIELDS.join(", ")),
+            ));
+        }
+        let code_mode = if map.contains_key("codeMode") || value.pointer("/tools/codeMode").is_some() {
+            config_from_value(value, file)?
+        } else {
+            CodeModeConfig::enabled()
+        };
+        // `mcpServers` uses exactly the fixture format's command shape: validate it through it.
+        let servers_doc =
+            json!({ "mcpServers": map.get("mcpServers").cloned().unwrap_or_else(|| json!({})) });
+        let servers_only = FixtureCatalog::from_value(&servers_doc, base)
+            .map_err(|(path, message)| invalid(&path, message))?;
+        let mut servers = servers_only.upstream_servers();
+        let mut catalog = match map.get("catalog") {
+            None => FixtureCatalog::default(),
+            Some(Value::String(path)) => FixtureCatalog::load(&base.join(path))?,
+            Some(inline @ Value::Object(_)) => FixtureCatalog::from_value(inline, base)
+                .map_err(|(path, message)| invalid(&path.replacen('$', "$.catalog", 1), message))?,
+            Some(_) => {
+                return Err(invalid(
+                    "$.catalog",
+                    "must be a fixture file path or an inline fixture object".into(),
+                ));
+            }
+        };
+        // Inline servers written directly under mcpServers join the fixture catalog.
+        catalog.mcp_servers.extend(
+            servers_only
+                .mcp_servers
+                .into_iter()
+                .filter(|s| matches!(s, crate::fixture::FixtureMcpServer::Inline(_))),
+        );
+        servers.extend(catalog.upstream_servers());
+        let upstream_timeout = match map.get("upstreamTimeoutMs") {
+            None => Duration::from_millis(DEFAULT_UPSTREAM_TIMEOUT_MS),
+            Some(v) => Duration::from_millis(v.as_u64().filter(|ms| *ms >= 1).ok_or_else(|| {
+                invalid("$.upstreamTimeoutMs", "must be a positive whole number of milliseconds".into())
+            })?),
+        };
+        Ok(GatewayConfig { code_mode, servers, catalog, upstream_timeout })
+    }
+}
+
+/// Watches upstream notifications.
+#[derive(Clone)]
+struct UpstreamHandler {
+    name: String,
+    changed: Arc<Notify>,
+}
+
+impl ClientHandler for UpstreamHandler {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.name, "upstream tool list changed; rebuilding the catalog");
+        self.changed.notify_one();
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.name, progress = params.progress, "upstream progress");
+    }
+}
+
+type Client = RunningService<RoleClient, UpstreamHandler>;
+
+/// One connected upstream server.
+struct Upstream {
+    name: String,
+    client: Client,
+}
+
+/// Routes nested calls with catalog id `mcp:<server>:<tool>` to the upstream server by exact name.
+pub struct UpstreamHost {
+    peers: RwLock<HashMap<String, Peer<RoleClient>>>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for UpstreamHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamHost").field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+impl UpstreamHost {
+    fn peer(&self, server: &str) -> Result<Peer<RoleClient>, ToolError> {
+        self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
+            ToolError::with_code(format!("MCP server {server:?} is not connected"), "unavailable")
+        })
+    }
+
+    async fn bounded<T>(
+        &self,
+        server: &str,
+        what: &str,
+        future: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, ToolError> {
+        match tokio::time::timeout(self.timeout, future).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => {
+                tracing::warn!(server, what, error = %e, "upstream MCP call failed");
+                Err(ToolError::with_code(
+                    format!("MCP server {server:?} failed: {}", short(&e.to_string())),
+                    "upstream_error",
+                ))
+            }
+            Err(_) => {
+                tracing::warn!(
+                    server,
+                    what,
+                    timeout_ms = self.timeout.as_millis() as u64,
+                    "upstream MCP call timed out"
+                );
+                Err(ToolError::with_code(
+                    format!("MCP server {server:?} did not answer within {} ms", self.timeout.as_millis()),
+                    "timeout",
+                ))
+            }
+        }
+    }
+
+    /// Calls `tool` on `server` with `arguments` (an object).
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<ToolOutcome, ToolError> {
+        let peer = self.peer(server)?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            _ => return Err(ToolError::with_code("MCP tool input must be an object", "invalid_input")),
+        };
+        let result = self.bounded(server, tool, peer.call_tool(params)).await?;
+        let content = serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
+        if result.is_error == Some(true) {
+            let message = content_text(&content).unwrap_or_else(|| "the MCP tool reported an error".into());
+            return Err(ToolError::with_code(short(&message), "tool_error"));
+        }
+        Ok(ToolOutcome::details(result.structured_content.unwrap_or(Value::Null)).with_content(content))
+    }
+}
+
+fn short(text: &str) -> String {
+    let mut out: String = text.chars().take(500).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn content_text(content: &Value) -> Option<String> {
+    let texts: Vec<&str> =
+        content.as_array()?.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
+    (!texts.is_empty()).then(|| texts.join("\n"))
+}
+
+#[async_trait]
+impl ToolHost for UpstreamHost {
+    async fn call(&self, call: NestedCall) -> Result<ToolOutcome, ToolError> {
+        let Some(rest) = call.catalog_id.strip_prefix("mcp:") else {
+            return Err(ToolError::with_code(format!("unknown tool {:?}", call.catalog_id), "not_found"));
+        };
+        let Some((server, tool)) = rest.split_once(':') else {
+            return Err(ToolError::with_code(format!("unknown tool {:?}", call.catalog_id), "not_found"));
+        };
+        self.call_tool(server, tool, call.input).await
+    }
+
+    async fn read_resource(&self, _scope: &RunScope, server: &str, uri: &str) -> Result<Value, ToolError> {
+        let peer = self.peer(server)?;
+        let result = self
+            .bounded(server, "resources/read", peer.read_resource(ReadResourceRequestParams::new(uri)))
+            .await?;
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    }
+
+    async fn get_prompt(
+        &self,
+        _scope: &RunScope,
+        server: &str,
+        name: &str,
+        arguments: &Value,
+    ) -> Result<Value, ToolError> {
+        let peer = self.peer(server)?;
+        let mut params = GetPromptRequestParams::new(name);
+        if let Value::Object(map) = arguments {
+            params.arguments = Some(map.clone());
+        }
+        let result = self.bounded(server, "prompts/get", peer.get_prompt(params)).await?;
+        Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+    }
+}
+
+async fn connect(name: &str, command: &UpstreamCommand, changed: Arc<Notify>) -> Result<Client, CliError> {
+    let mut cmd = tokio::process::Command::new(&command.command);
+    cmd.args(&command.args).envs(&command.env).kill_on_drop(true);
+    if let Some(cwd) = &command.cwd {
+        cmd.current_dir(cwd);
+    }
+    let upstream = |message: String| CliError::Upstream { server: name.to_owned(), message };
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .map_err(|e| upstream(format!("cannot start {:?}: {e}", command.command)))?;
+    let handler = UpstreamHandler { name: name.to_owned(), changed };
+    handler.serve(transport).await.map_err(|e| upstream(format!("initialize failed: {e}")))
+}
+
+/// Lists an upstream's tools, resources and prompts (all pages) as Code Mode metadata.
+async fn describe(upstream: &Upstream) -> (McpServer, Vec<ToolSpec>) {
+    let peer = upstream.client.peer();
+    let info = peer.peer_info();
+    let capabilities = info.as_ref().map(|i| serde_json::to_value(&i.capabilities).unwrap_or(Value::Null));
+    let has = |key: &str| capabilities.as_ref().is_some_and(|c| c.get(key).is_some_and(|v| !v.is_null()));
+    let tools = match peer.list_all_tools().await {
+        Ok(tools) => tools,
+        Err(e) => {
+            tracing::warn!(server = %upstream.name, error = %e, "tools/list failed; the server contributes no tools");
+            Vec::new()
+        }
+    };
+    let tools: Vec<McpTool> = tools
+        .iter()
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .filter_map(|v| McpTool::from_value_lossy(&v))
+        .collect();
+    let mut server = McpServer::new(upstream.name.clone(), tools);
+    if has("resources") && peer.list_all_resources().await.is_ok() {
+        server = server.with_resources();
+    }
+    if has("prompts") && peer.list_all_prompts().await.is_ok() {
+        server = server.with_prompts();
+    }
+    if let Some(info) = info {
+        if let Some(title) = info.server_info.as_ref().and_then(|i| i.title.clone()) {
+            server = server.with_title(title);
+        }
+        if let Some(instructions) = info.instructions.clone() {
+            server = server.with_instructions(instructions);
+        }
+    }
+    let specs = server.tool_specs();
+    (server, specs)
+}
+
+/// Nested-call events go to the MCP client as `notifications/message` (logger `codemode`) and, when
+/// the exec call carried a progress token, as progress notifications.
+#[derive(Default)]
+struct Projection {
+    peer: Mutex<Option<Peer<RoleServer>>>,
+    progress: Mutex<HashMap<String, (rmcp::model::ProgressToken, u32)>>,
+}
+
+impl EventSink for Projection {
+    fn emit(&self, event: CodeModeEvent) {
+        let Some(peer) = self.peer.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
+        let (data, parent, message) = match &event {
+            CodeModeEvent::NestedCallStarted { run_id, parent_call_id, call_id, catalog_id, .. } => (
+                json!({ "event": "nestedCallStarted", "runId": run_id, "parentCallId": parent_call_id, "callId": call_id, "toolId": catalog_id }),
+                parent_call_id.clone(),
+                format!("calling {catalog_id}"),
+            ),
+            CodeModeEvent::NestedCallFinished {
+                run_id,
+                parent_call_id,
+                call_id,
+                catalog_id,
+                ok,
+                error,
+                duration,
+                ..
+            } => (
+                json!({ "event": "nestedCallFinished", "runId": run_id, "parentCallId": parent_call_id, "callId": call_id, "toolId": catalog_id, "ok": ok, "error": error, "durationMs": duration.as_millis() as u64 }),
+                parent_call_id.clone(),
+                format!("{catalog_id} {}", if *ok { "finished" } else { "failed" }),
+            ),
+            _ => return,
+        };
+        let progress = parent.and_then(|p| {
+            let mut map = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+            map.get_mut(&p).map(|(token, n)| {
+                *n += 1;
+                (token.clone(), *n)
+            })
+        });
+        tokio::spawn(async move {
+            let log: LoggingMessageNotificationParam = match serde_json::from_value(
+                json!({ "level": "info", "logger": "codemode", "data": data }),
+            ) {
+                Ok(p) => p,
+                Err(_) => return,
+            };
+            let _ = peer.notify_logging_message(log).await;
+            if let Some((token, n)) = progress
+                && let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(
+                    json!({ "progressToken": token, "progress": n, "message": message }),
+                )
+            {
+                let _ = peer.notify_progress(param).await;
+            }
+        });
+    }
+}
+
+/// The gateway: Code Mode over the upstreams, rebuilt when an upstream's lists change.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<GatewayInner>,
+}
+
+struct GatewayInner {
+    config: GatewayConfig,
+    upstream: Arc<UpstreamHost>,
+    upstreams: tokio::sync::Mutex<Vec<Upstream>>,
+    /// Current engine first; older generations keep serving `wait` for their suspended runs.
+    engines: RwLock<Vec<Arc<Engine>>>,
+    run_owner: Mutex<HashMap<String, usize>>,
+    projection: Arc<Projection>,
+    changed: Arc<Notify>,
+}
+
+impl Gateway {
+    /// Starts the upstream servers and builds the first catalog. An upstream that cannot start is
+    /// logged and left out (the gateway stays up).
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
+        let changed = Arc::new(Notify::new());
+        let upstream = Arc::new(UpstreamHost { peers: RwLock::default(), timeout: config.upstream_timeout });
+        let mut upstreams = Vec::new();
+        for (name, command) in &config.servers {
+            match connect(name, command, changed.clone()).await {
+                Ok(client) => {
+                    upstream
+                        .peers
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), client.peer().clone());
+                    upstreams.push(Upstream { name: name.clone(), client });
+                }
+                Err(e) => tracing::warn!("{e}; continuing without it"),
+            }
+        }
+        let gateway = Gateway {
+            inner: Arc::new(GatewayInner {
+                config,
+                upstream,
+                upstreams: tokio::sync::Mutex::new(upstreams),
+                engines: RwLock::default(),
+                run_owner: Mutex::default(),
+                projection: Arc::default(),
+                changed,
+            }),
+        };
+        gateway.rebuild().await?;
+        let weak = Arc::downgrade(&gateway.inner);
+        tokio::spawn(async move {
+            loop {
+                let Some(changed) = weak.upgrade().map(|i| i.changed.clone()) else { return };
+                changed.notified().await;
+                let Some(inner) = weak.upgrade() else { return };
+                if let Err(e) = (Gateway { inner }).rebuild().await {
+                    tracing::warn!("catalog rebuild failed: {e}");
+                }
+            }
+        });
+        Ok(gateway)
+    }
+
+    async fn rebuild(&self) -> Result<(), CliError> {
+        let inner = &self.inner;
+        let upstreams = inner.upstreams.lock().await;
+        let mut servers = Vec::new();
+        let mut tools = Vec::new();
+        for upstream in upstreams.iter() {
+            let (server, specs) = describe(upstream).await;
+            servers.push(server);
+            tools.extend(specs);
+        }
+        drop(upstreams);
+        let catalog = &inner.config.catalog;
+        tools.retain(|spec| !catalog.is_denied(spec));
+        for server in &mut servers {
+            let name = server.name.clone();
+            server.tools.retain(|t| !catalog.is_denied(&t.to_tool_spec(&name)));
+        }
+        let options = EngineOptions {
+            config: inner.config.code_mode.clone(),
+            catalog: catalog.clone(),
+            extra_tools: tools,
+            extra_mcp_servers: servers,
+            fallback: Some(inner.upstream.clone()),
+            events: Some(inner.projection.clone()),
+        };
+        let engine = Arc::new(Engine::build(options)?);
+        {
+            let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            engines.insert(0, engine);
+            // Keep a few generations for suspended runs; older ones are dropped (their runs expire).
+            engines.truncate(4);
+        }
+        let peer = inner.projection.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(peer) = peer {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        Ok(())
+    }
+
+    /// The current engine.
+    pub fn engine(&self) -> Arc<Engine> {
+        self.inner.engines.read().unwrap_or_else(|p| p.into_inner())[0].clone()
+    }
+
+    fn engine_for_run(&self, run_id: &str) -> Arc<Engine> {
+        let generation = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).get(run_id).copied();
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner());
+        match generation {
+            Some(id) => engines
+                .iter()
+                .find(|e| Arc::as_ptr(e) as usize == id)
+                .cloned()
+                .unwrap_or_else(|| engines[0].clone()),
+            None => engines[0].clone(),
+        }
+    }
+
+    fn remember(&self, engine: &Arc<Engine>, result: &Value) {
+        if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
+            self.inner
+                .run_owner
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
+        }
+    }
+
+    /// Stops every upstream server (graceful close, then kill).
+    pub async fn shutdown(&self) {
+        let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        for engine in engines {
+            engine.code_mode().shutdown();
+        }
+        let mut upstreams = self.inner.upstreams.lock().await;
+        for upstream in upstreams.drain(..) {
+            let _ = upstream.client.cancel().await;
+        }
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call_id = format!("mcp-{}", request_id_text(&context.id));
+        let scope = RunScope::new("mcp", "gateway").with_call_id(call_id.clone());
+        let abort = AbortSignal::new();
+        let cancel = context.ct.clone();
+        let watcher = {
+            let abort = abort.clone();
+            tokio::spawn(async move {
+                cancel.cancelled().await;
+                abort.abort();
+            })
+        };
+        if let Some(token) = context.meta.get_progress_token() {
+            self.inner
+                .projection
+                .progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(call_id.clone(), (token, 0));
+        }
+        let result = match name {
+            "exec" => {
+                let engine = self.engine();
+                let result = engine.exec(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            "wait" => {
+                let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let engine = self.engine_for_run(&run_id);
+                let result = engine.wait(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            other => self.call_direct(other, arguments).await,
+        };
+        watcher.abort();
+        self.inner.projection.progress.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id);
+        result
+    }
+
+    /// A tool on the model surface other than exec/wait (direct-only, or everything when Code Mode
+    /// is disabled): call it without Code Mode.
+    async fn call_direct(&self, name: &str, arguments: Value) -> Result<CallToolResult, McpError> {
+        let engine = self.engine();
+        let surface = engine.surface_json();
+        let visible = surface["tools"].as_array().is_some_and(|t| t.iter().any(|d| d["name"] == name));
+        let spec = engine.tools().iter().find(|t| t.name == name).cloned();
+        let (true, Some(spec)) = (visible, spec) else {
+            return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+        };
+        let id = spec.catalog_id();
+        let host = engine.fixture_host();
+        let outcome = match host.call_direct(&id, arguments.clone()).await {
+            Some(answer) => answer,
+            None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments).await,
+        };
+        Ok(match outcome {
+            Ok(outcome) => {
+                let content = outcome
+                    .content
+                    .unwrap_or_else(|| json!([{ "type": "text", "text": outcome.details.to_string() }]));
+                let mut result = json!({ "content": content });
+                if !outcome.details.is_null() {
+                    result["structuredContent"] = outcome.details;
+                }
+                serde_json::from_value(result)
+                    .unwrap_or_else(|_| text_result("unrepresentable tool result", true))
+            }
+            Err(e) => text_result(&e.message, true),
+        })
+    }
+}
+
+fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+fn text_result(text: &str, is_error: bool) -> CallToolResult {
+    serde_json::from_value(json!({ "content": [{ "type": "text", "text": text }], "isError": is_error }))
+        .unwrap_or_else(|_| CallToolResult::success(Vec::new()))
+}
+
+/// exec/wait results: the result JSON as text and as structured content; `failed` sets `isError`.
+fn code_mode_result(result: Value) -> CallToolResult {
+    let failed = result.get("status").and_then(Value::as_str) == Some("failed");
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    serde_json::from_value(json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": result,
+        "isError": failed,
+    }))
+    .unwrap_or_else(|_| text_result(&text, failed))
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build())
+            .with_instructions(
+                "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
+                 continue `waiting` runs with `wait`.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.inner
+            .projection
+            .peer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(context.peer.clone());
+        let surface = self.engine().surface_json();
+        let tools: Vec<Tool> = surface["tools"]
+            .as_array()
+            .map(|defs| defs.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect())
+            .unwrap_or_default();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.inner
+            .projection
+            .peer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(context.peer.clone());
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
+        self.call(&request.name, arguments, &context).await.map(CallToolResponse::from)
+    }
+}
+
+/// `codemode serve --config F`: serve until stdin closes or a signal arrives.
+pub async fn run(config_path: &Path) -> anyhow::Result<()> {
+    let config = GatewayConfig::load(config_path)?;
+    let gateway = Gateway::start(config).await?;
+    tracing::info!(tools = gateway.engine().tools().len(), "codemode serve: catalog ready");
+    let service = gateway.clone().serve(rmcp::transport::stdio()).await?;
+    tokio::select! {
+        result = service.waiting() => { result?; }
+        _ = tokio::signal::ctrl_c() => { tracing::info!("interrupted"); }
+    }
+    gateway.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! `codemode exec` and `codemode demo` as a user runs them.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::fixture_path;
+
+fn codemode(args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn exec_prints_the_result_json() {
+    let catalog = fixture_path("session.json");
+    let (ok, stdout, stderr) = codemode(
+        &[
+            "exec",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "return await tools.callValue('openclaw:core:echo_back', { x: 2 });",
+        ],
+        None,
+    );
+    assert!(ok, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], json!("completed"));
+    assert_eq!(result["value"], json!({ "x": 2 }));
+}
+
+#[test]
+fn exec_reads_typescript_from_stdin() {
+    let (ok, stdout, stderr) =
+        codemode(&["exec", "--language", "typescript", "-"], Some("const n: number = 20; return n + 1;"));
+    assert!(ok, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["value"], json!(21), "{result}");
+}
+
+#[test]
+fn config_and_catalog_errors_name_file_and_path() {
+    let dir = std::env::temp_dir().join(format!("codemode-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bad-config.json");
+    std::fs::write(&config, r#"{ "tools": { "codeMode": { "enabled": "yes" } } }"#).unwrap();
+    let (ok, _, stderr) = codemode(&["exec", "--config", config.to_str().unwrap(), "return 1"], None);
+    assert!(!ok);
+    assert!(stderr.contains("bad-config.json: $.tools.codeMode.enabled"), "{stderr}");
+    let catalog = dir.join("bad-catalog.json");
+    std::fs::write(&catalog, r#"{ "tools": [{ "name": "x", "behavior": { "kind": "delay" } }] }"#).unwrap();
+    let (ok, _, stderr) = codemode(&["exec", "--catalog", catalog.to_str().unwrap(), "return 1"], None);
+    assert!(!ok);
+    assert!(stderr.contains("bad-catalog.json: $.tools[0].behavior.ms: missing required field"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn demo_runs_the_whole_tour_plain_when_piped() {
+    let (ok, stdout, stderr) = codemode(&["demo"], None);
+    assert!(ok, "{stderr}");
+    assert!(!stdout.contains('\x1b'), "no ANSI codes when piped");
+    for needle in [
+        "Model-visible tools: exec, wait",
+        "\"status\": \"waiting\"",
+        "restored after the wait: in transit",
+        "Direct    :",
+        "\"unpaidTons\": 43",
+        "\"currency\": \"EUR\"",
+        "function getForecast",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("\"status\": \"failed\""), "a demo cell failed:\n{stdout}");
+}

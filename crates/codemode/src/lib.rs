@@ -1,0 +1,74 @@
+//! Code Mode for LLM agent runtimes: the model sees two tools, `exec` and `wait`, and writes a short
+//! JavaScript or TypeScript program that searches, describes and calls a hidden tool catalog inside
+//! a QuickJS guest (wasm32-wasip1 in wasmtime).
+//!
+//! This is the crate embedders depend on. It composes the vocabulary ([`codemode_core`], re-exported),
+//! the catalog, the TypeScript stripper, the MCP declaration files, the bridge protocol and the
+//! sandbox, and adds:
+//!
+//! - **activation and the model surface** ([`CodeMode::model_surface`], [`ModelSurface`],
+//!   [`CodeMode::check_provider_payload`], [`exec_hook_metadata`]);
+//! - **the exec/wait engine** ([`CodeMode::exec`], [`CodeMode::wait`]): each call drives its VM on a
+//!   dedicated thread; nested calls run on the async runtime, in parallel up to
+//!   `maxPendingToolCalls`, validated against their schemas; a deadline with calls pending (or
+//!   `yield_control`) snapshots the VM and returns `waiting`;
+//! - **the run store**: in-process, TTL `snapshotTtlSeconds`, at most [`MAX_SUSPENDED_RUNS`]
+//!   suspended runs, scoped to session and agent run;
+//! - **host integration**: [`ToolHost`] runs nested calls (policy, approvals and hooks are the
+//!   host's), [`EventSink`] receives the nested-call projection.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use async_trait::async_trait;
+//! use codemode::{CodeMode, CodeModeConfig, ExecInput, NestedCall, RunOptions, RunScope, ToolError, ToolHost,
+//!                ToolOutcome, ToolSpec};
+//! use serde_json::json;
+//!
+//! struct Host;
+//! #[async_trait]
+//! impl ToolHost for Host {
+//!     async fn call(&self, call: NestedCall) -> Result<ToolOutcome, ToolError> {
+//!         Ok(ToolOutcome::details(json!({ "echo": call.input })))
+//!     }
+//! }
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let cm = CodeMode::builder(CodeModeConfig::enabled())
+//!     .tools(vec![ToolSpec::core("echo")])
+//!     .host(Arc::new(Host))
+//!     .build()?;
+//! assert_eq!(cm.model_surface(&RunOptions::default()).names(), ["exec", "wait"]);
+//! let scope = RunScope::new("session-1", "turn-1").with_call_id("call-1");
+//! let result = cm.exec(&scope, ExecInput::code("return await tools.echo({ x: 1 });")).await;
+//! assert_eq!(result.status(), "completed");
+//! # Ok(()) }
+//! ```
+//!
+//! Every failure is a `failed` result with a spec error code; `exec`/`wait` never panic or return a
+//! Rust error.
+#![deny(missing_docs)]
+
+mod abort;
+mod error;
+pub mod host;
+mod run;
+mod runtime;
+mod schema;
+mod store;
+mod surface;
+mod vm;
+
+pub use abort::AbortSignal;
+pub use codemode_catalog::{Catalog, NamespaceRegistry};
+pub use codemode_core::*;
+pub use codemode_mcp::{McpServer, McpTool};
+pub use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
+pub use error::{BuildError, SurfaceError};
+pub use host::{CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome};
+pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory, typescript_transform_count};
+pub use store::{
+    ALREADY_RESUMING, MAX_SUSPENDED_RUNS, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE,
+};
+pub use surface::{
+    EXEC_TOOL, ModelSurface, RunOptions, ToolDefinition, WAIT_TOOL, exec_guidance, exec_hook_metadata,
+};

@@ -1,0 +1,105 @@
+//! [`RunState`]: everything one Code Mode run carries across `exec` and its `wait`s.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use codemode_bridge::{BudgetLimits, NamespaceTable, OutputAccumulator, Reply, RunBudgets};
+use codemode_core::{CodeModeConfig, PendingToolCall};
+use codemode_sandbox::Snapshot;
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::AbortHandle;
+
+use crate::host::RunScope;
+use crate::vm::{RunLedger, SharedLedger};
+
+/// Cumulative catalog counters of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counts {
+    pub search: u64,
+    pub describe: u64,
+    pub call: u64,
+}
+
+/// A settled host call: the guest call id and what to deliver.
+pub(crate) type Landed = (u32, Reply);
+
+pub(crate) struct RunState {
+    pub run_id: String,
+    /// The scope of the `exec` that started the run (kept across waits).
+    pub scope: RunScope,
+    /// The model's `exec` call id (kept across waits).
+    pub parent_call_id: Option<String>,
+    pub restart_safe: bool,
+    pub ledger: SharedLedger,
+    pub counts: Counts,
+    /// Visible namespaces of the run and the catalog id of each required tool, by namespace id.
+    pub namespaces: NamespaceTable,
+    pub namespace_tools: HashMap<String, BTreeMap<String, String>>,
+    pub tx: mpsc::UnboundedSender<Landed>,
+    pub rx: mpsc::UnboundedReceiver<Landed>,
+    /// Settled calls not delivered yet.
+    pub landed: Vec<Landed>,
+    /// Dispatched host calls not settled yet, by guest call id.
+    pub in_flight: BTreeMap<u32, PendingToolCall>,
+    pub tasks: HashMap<u32, AbortHandle>,
+    /// `yield_control` calls waiting for `wait`.
+    pub yields: Vec<u32>,
+    /// The cell's value once it returned (detached calls may still be draining).
+    pub value: Option<Value>,
+    pub snapshot: Option<Snapshot>,
+    /// The TypeScript/JavaScript source map of the cell, for error positions.
+    pub source: Arc<codemode_ts::StripReturn>,
+    pub semaphore: Arc<Semaphore>,
+    pub next_call: u64,
+}
+
+impl RunState {
+    pub(crate) fn new(
+        run_id: String,
+        scope: RunScope,
+        restart_safe: bool,
+        config: &CodeModeConfig,
+        source: Arc<codemode_ts::StripReturn>,
+    ) -> RunState {
+        let (tx, rx) = mpsc::unbounded_channel();
+        RunState {
+            run_id,
+            parent_call_id: scope.call_id.clone(),
+            scope,
+            restart_safe,
+            ledger: Arc::new(Mutex::new(RunLedger {
+                budgets: RunBudgets::new(BudgetLimits::default()),
+                output: OutputAccumulator::new(config.max_output_bytes),
+            })),
+            counts: Counts::default(),
+            namespaces: NamespaceTable::new(),
+            namespace_tools: HashMap::new(),
+            tx,
+            rx,
+            landed: Vec::new(),
+            in_flight: BTreeMap::new(),
+            tasks: HashMap::new(),
+            yields: Vec::new(),
+            value: None,
+            snapshot: None,
+            source,
+            semaphore: Arc::new(Semaphore::new(config.max_pending_tool_calls.max(1) as usize)),
+            next_call: 0,
+        }
+    }
+
+    /// Pending calls for a `waiting` result (dispatched, not settled).
+    pub(crate) fn pending_calls(&self) -> Vec<PendingToolCall> {
+        let landed: Vec<u32> = self.landed.iter().map(|(id, _)| *id).collect();
+        self.in_flight.iter().filter(|(id, _)| !landed.contains(id)).map(|(_, p)| p.clone()).collect()
+    }
+}
+
+impl Drop for RunState {
+    fn drop(&mut self) {
+        for task in self.tasks.values() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The VM thread: one dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the
+//! async runtime never blocks on guest code. The async side sends commands and awaits answers.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use codemode_bridge::{OutputAccumulator, OutputKind, RunBudgets};
+use codemode_sandbox::{Delivery, GuestPolicy, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
+use tokio::sync::oneshot;
+
+/// Native stack of a VM thread: the sandbox's default wasm stack (16 MiB) plus room for the host
+/// frames around it, so guest calls never need a fresh stack segment.
+const VM_THREAD_STACK: usize = 20 << 20;
+
+/// Budgets and output of one run, shared between the guest policy (inside the VM thread) and the
+/// runtime. Cumulative over the whole run (exec and every wait).
+#[derive(Debug)]
+pub(crate) struct RunLedger {
+    pub budgets: RunBudgets,
+    pub output: OutputAccumulator,
+}
+
+pub(crate) type SharedLedger = Arc<Mutex<RunLedger>>;
+
+pub(crate) fn lock(ledger: &SharedLedger) -> std::sync::MutexGuard<'_, RunLedger> {
+    ledger.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Policy(SharedLedger);
+
+impl GuestPolicy for Policy {
+    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
+        lock(&self.0).budgets.on_host_call(payload).map_err(|e| e.to_string())
+    }
+
+    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
+        let kind = match kind {
+            codemode_sandbox::OutputKind::Text => OutputKind::Text,
+            codemode_sandbox::OutputKind::Json => OutputKind::Json,
+        };
+        lock(&self.0).output.push(kind, payload).map_err(|e| e.to_string())
+    }
+}
+
+/// Where the VM comes from.
+pub(crate) enum Origin {
+    /// The sandbox's base image (a new run).
+    Fresh,
+    /// A suspended run.
+    Restore(Snapshot),
+}
+
+enum Command {
+    Boot { boot: String, cell: String, file: &'static str },
+    Deliver(Vec<(u32, Delivery)>),
+    Snapshot,
+}
+
+/// What a step left behind: the step, and the host calls it started.
+pub(crate) struct StepAnswer {
+    pub step: Result<Step, SandboxError>,
+    pub calls: Vec<HostCall>,
+}
+
+enum Answer {
+    Step(StepAnswer),
+    Snapshot(Result<Snapshot, SandboxError>),
+}
+
+type Request = (Command, oneshot::Sender<Answer>);
+
+/// Handle to a VM thread. Dropping it ends the thread (after its current step).
+pub(crate) struct VmThread {
+    tx: mpsc::Sender<Request>,
+}
+
+fn gone() -> SandboxError {
+    SandboxError::Unavailable { reason: "the VM thread stopped".into() }
+}
+
+impl VmThread {
+    /// Starts a thread with a VM from `origin`, its policy backed by `ledger`. Every guest step
+    /// runs under `deadline`.
+    pub(crate) async fn start(
+        sandbox: Sandbox,
+        origin: Origin,
+        ledger: SharedLedger,
+        deadline: Instant,
+    ) -> Result<VmThread, SandboxError> {
+        let (tx, rx) = mpsc::channel::<Request>();
+        let (ready_tx, ready_rx) = oneshot::channel::<Result<(), SandboxError>>();
+        std::thread::Builder::new()
+            .name("codemode-vm".into())
+            .stack_size(VM_THREAD_STACK)
+            .spawn(move || {
+                let vm = match origin {
+                    Origin::Fresh => sandbox.start(),
+                    Origin::Restore(snapshot) => sandbox.restore(&snapshot),
+                };
+                let mut vm = match vm {
+                    Ok(vm) => vm,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                vm.set_policy(Box::new(Policy(ledger)));
+                if ready_tx.send(Ok(())).is_err() {
+                    return;
+                }
+                while let Ok((command, answer)) = rx.recv() {
+                    let reply = run_command(&mut vm, command, deadline);
+                    if answer.send(reply).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| SandboxError::Unavailable { reason: format!("cannot start a VM thread: {e}") })?;
+        ready_rx.await.map_err(|_| gone())??;
+        Ok(VmThread { tx })
+    }
+
+    async fn request(&self, command: Command) -> Result<Answer, SandboxError> {
+        let (answer_tx, answer_rx) = oneshot::channel();
+        self.tx.send((command, answer_tx)).map_err(|_| gone())?;
+        answer_rx.await.map_err(|_| gone())
+    }
+
+    /// Evaluates the boot script, then starts the cell.
+    pub(crate) async fn boot(&self, boot: String, cell: String, file: &'static str) -> StepAnswer {
+        match self.request(Command::Boot { boot, cell, file }).await {
+            Ok(Answer::Step(step)) => step,
+            Ok(Answer::Snapshot(_)) => StepAnswer { step: Err(gone()), calls: Vec::new() },
+            Err(e) => StepAnswer { step: Err(e), calls: Vec::new() },
+        }
+    }
+
+    /// Settles host calls, then runs jobs.
+    pub(crate) async fn deliver(&self, deliveries: Vec<(u32, Delivery)>) -> StepAnswer {
+        match self.request(Command::Deliver(deliveries)).await {
+            Ok(Answer::Step(step)) => step,
+            Ok(Answer::Snapshot(_)) => StepAnswer { step: Err(gone()), calls: Vec::new() },
+            Err(e) => StepAnswer { step: Err(e), calls: Vec::new() },
+        }
+    }
+
+    /// Snapshots the VM (at a quiescent point).
+    pub(crate) async fn snapshot(&self) -> Result<Snapshot, SandboxError> {
+        match self.request(Command::Snapshot).await? {
+            Answer::Snapshot(snapshot) => snapshot,
+            Answer::Step(_) => Err(gone()),
+        }
+    }
+}
+
+fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
+    let step = match command {
+        Command::Snapshot => return Answer::Snapshot(vm.snapshot()),
+        Command::Boot { boot, cell, file } => match vm.eval_script(&boot, deadline) {
+            Ok(Step::Failed(e)) => {
+                Err(SandboxError::Unavailable { reason: format!("the guest API failed to boot: {e}") })
+            }
+            Ok(_) => vm.eval_cell(&cell, file, deadline),
+            Err(e) => Err(e),
+        },
+        Command::Deliver(deliveries) => {
+            let mut failure = None;
+            for (id, delivery) in deliveries {
+                match vm.deliver(id, delivery, deadline) {
+                    Ok(()) | Err(SandboxError::UnknownCall { .. }) | Err(SandboxError::InvalidJson) => {}
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            match failure {
+                Some(e) => Err(e),
+                None => vm.run_jobs(deadline),
+            }
+        }
+    };
+    // Output is accounted by the policy; the sandbox's own copy is drained so it never grows.
+    let _ = vm.take_output();
+    let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
+    Answer::Step(StepAnswer { step, calls })
+}
