@@ -9,10 +9,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstancePre, Module, Store};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, InstancePre, Module, PoolingAllocationConfig, Store,
+};
 
 use crate::abi::{HostState, linker};
 use crate::error::SandboxError;
+use crate::vm::ExportIndices;
 
 /// The committed guest module (built by `cargo xtask guest`).
 pub(crate) static GUEST_WASM: &[u8] = include_bytes!("../wasm/codemode_guest.wasm");
@@ -28,6 +31,8 @@ pub(crate) struct Compiled {
     pub pristine: Arc<[u8]>,
     /// Hash of engine configuration + module, part of every snapshot's identity.
     pub module_hash: u64,
+    /// The guest's exports, resolved once.
+    pub exports: ExportIndices,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -65,7 +70,17 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, Sa
     cfg.async_stack_size(max_wasm_stack + (1 << 20));
     // Deterministic NaN bits keep differential (snapshot vs straight) runs byte-identical.
     cfg.cranelift_nan_canonicalization(true);
-    let engine = Engine::new(&cfg).map_err(unavailable)?;
+    // Instances come from a pool whose linear memories stay mapped: a slot is reset by
+    // rewriting only the pages the last VM dirtied (found with `PAGEMAP_SCAN` where the kernel
+    // has it), so VM start, restore and teardown take no page faults or `mmap`/`munmap` for
+    // the memory a run actually uses. Falls back to on-demand allocation if the pool cannot be
+    // reserved (e.g. a limited address space).
+    let mut pooled = cfg.clone();
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling_config()));
+    let engine = match Engine::new(&pooled) {
+        Ok(engine) => engine,
+        Err(_) => Engine::new(&cfg).map_err(unavailable)?,
+    };
     let module_hash = {
         let mut h = std::hash::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
@@ -76,6 +91,7 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, Sa
         Some(dir) => crate::cache::load_or_compile(&engine, dir, module_hash)?,
         None => Module::new(&engine, GUEST_WASM).map_err(unavailable)?,
     };
+    let exports = ExportIndices::new(&module).map_err(unavailable)?;
     let pre = linker(&engine).and_then(|l| l.instantiate_pre(&module)).map_err(unavailable)?;
     let pristine = {
         let mut store = Store::new(&engine, HostState::new(usize::MAX, None));
@@ -85,7 +101,26 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, Sa
         Arc::from(mem.data(&store))
     };
     ticker().engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.clone());
-    Ok(Compiled { engine, pre, pristine, module_hash })
+    Ok(Compiled { engine, pre, pristine, module_hash, exports })
+}
+
+/// Slots in the instance pool: live VMs per engine configuration (each slot reserves ~4 GiB of
+/// address space, not memory). A VM past this fails to start with `SandboxError::Unavailable`.
+const POOL_SLOTS: u32 = 1000;
+
+/// Bytes of each pooled linear memory kept resident (reset in place) between VMs.
+const KEEP_RESIDENT: usize = 16 << 20;
+
+fn pooling_config() -> PoolingAllocationConfig {
+    let mut p = PoolingAllocationConfig::new();
+    p.total_core_instances(POOL_SLOTS)
+        .total_memories(POOL_SLOTS)
+        .total_tables(POOL_SLOTS)
+        .max_unused_warm_slots(16)
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(Enabled::Auto);
+    p
 }
 
 /// One thread advances the epoch of every engine while any guest call runs, and parks

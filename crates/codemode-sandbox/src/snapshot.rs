@@ -86,8 +86,11 @@ impl Snapshot {
         Ok(Snapshot { bytes: bytes.to_vec() })
     }
 
+    /// Decode for a restore. Every `Snapshot` was validated when it was made (captured in
+    /// process, or checked by [`Snapshot::from_bytes`]) and its bytes never change, so the
+    /// checksum is not recomputed; the structure is still parsed with full bounds checks.
     pub(crate) fn decode(&self) -> Result<Decoded, SandboxError> {
-        decode(&self.bytes)
+        decode_body(self.bytes.get(..self.bytes.len().saturating_sub(8)).unwrap_or_default())
     }
 
     pub(crate) fn capture(sb: &SandboxInner, memory: &[u8], ledger: &Ledger, cell_running: bool) -> Snapshot {
@@ -160,6 +163,11 @@ fn decode(bytes: &[u8]) -> Result<Decoded, SandboxError> {
     if checksum(body).to_le_bytes() != sum {
         return Err(bad("checksum mismatch"));
     }
+    decode_body(body)
+}
+
+/// Decode everything before the checksum.
+fn decode_body(body: &[u8]) -> Result<Decoded, SandboxError> {
     let mut r = Reader(body);
     if r.take(8)? != MAGIC {
         return Err(bad("not a codemode snapshot (bad magic or version)"));
@@ -197,11 +205,7 @@ fn decode(bytes: &[u8]) -> Result<Decoded, SandboxError> {
     let want = count * PAGE;
     let xor = if flags & FLAG_COMPRESSED != 0 {
         let mut out = vec![0u8; want];
-        let n = lz4_flex::block::decompress_into(payload, &mut out)
-            .map_err(|_| bad("corrupt compressed pages"))?;
-        if n != want {
-            return Err(bad("page data has the wrong size"));
-        }
+        lz4_block_decode(payload, &mut out)?;
         out
     } else {
         if payload.len() != want {
@@ -218,6 +222,67 @@ fn decode(bytes: &[u8]) -> Result<Decoded, SandboxError> {
         pages,
         xor,
     })
+}
+
+/// Decode one LZ4 block (as written by `lz4_flex::block::compress`) into `out`, which it must
+/// fill exactly. Every read and write is bounds-checked, so corrupt input is an error. Unlike
+/// `lz4_flex`'s decoder, an overlapping match (the long zero runs of XOR pages) is copied in
+/// doubling non-overlapping chunks instead of byte by byte.
+pub(crate) fn lz4_block_decode(input: &[u8], out: &mut [u8]) -> Result<(), SandboxError> {
+    let corrupt = || bad("corrupt compressed pages");
+    if input.is_empty() && out.is_empty() {
+        return Ok(());
+    }
+    let mut i = 0;
+    let mut o = 0;
+    let mut byte = |i: &mut usize| -> Result<u8, SandboxError> {
+        let b = *input.get(*i).ok_or_else(corrupt)?;
+        *i += 1;
+        Ok(b)
+    };
+    let extend =
+        |i: &mut usize, mut n: usize, byte: &mut dyn FnMut(&mut usize) -> Result<u8, SandboxError>| {
+            if n == 15 {
+                loop {
+                    let b = byte(i)?;
+                    n = n.checked_add(usize::from(b)).ok_or_else(corrupt)?;
+                    if b != 255 {
+                        break;
+                    }
+                }
+            }
+            Ok::<usize, SandboxError>(n)
+        };
+    loop {
+        let token = byte(&mut i)?;
+        let lit = extend(&mut i, usize::from(token >> 4), &mut byte)?;
+        let src = input.get(i..i.checked_add(lit).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
+        out.get_mut(o..o + lit).ok_or_else(corrupt)?.copy_from_slice(src);
+        i += lit;
+        o += lit;
+        if i == input.len() {
+            break;
+        }
+        let offset = usize::from(u16::from_le_bytes([byte(&mut i)?, byte(&mut i)?]));
+        let len = extend(&mut i, usize::from(token & 15), &mut byte)?.checked_add(4).ok_or_else(corrupt)?;
+        if offset == 0 || offset > o || len > out.len() - o {
+            return Err(corrupt());
+        }
+        let start = o - offset;
+        let mut done = 0;
+        while done < len {
+            // `done` is a multiple of `offset` until the last chunk, so the source span
+            // `start..start + n` repeats the pattern and never overlaps the destination.
+            let n = (len - done).min(offset + done);
+            out.copy_within(start..start + n, o + done);
+            done += n;
+        }
+        o += len;
+    }
+    if o != out.len() {
+        return Err(bad("page data has the wrong size"));
+    }
+    Ok(())
 }
 
 fn encode_ledger(l: &Ledger) -> Vec<u8> {

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use wasmtime::{Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline};
+use wasmtime::{Extern, Instance, Memory, Module, ModuleExport, Store, Trap, TypedFunc, UpdateDeadline};
 
 use crate::abi::{HostState, LedgerCall};
 use crate::engine::ticker;
@@ -139,21 +139,69 @@ pub(crate) struct Exports {
     heap_used: TypedFunc<(), u64>,
 }
 
+/// Export indices resolved once per module, so a new instance looks them up without hashing
+/// names.
+pub(crate) struct ExportIndices {
+    memory: ModuleExport,
+    funcs: [ModuleExport; 12],
+}
+
+const EXPORT_NAMES: [&str; 12] = [
+    "cm_alloc",
+    "cm_dealloc",
+    "cm_init",
+    "cm_seed",
+    "cm_eval_script",
+    "cm_eval_cell",
+    "cm_run_jobs",
+    "cm_jobs_pending",
+    "cm_deliver",
+    "cm_result_ptr",
+    "cm_result_len",
+    "cm_heap_used",
+];
+
+impl ExportIndices {
+    pub(crate) fn new(module: &Module) -> wasmtime::Result<ExportIndices> {
+        let index = |name: &str| {
+            module
+                .get_export_index(name)
+                .ok_or_else(|| wasmtime::Error::msg(format!("guest exports no `{name}`")))
+        };
+        let mut funcs = Vec::with_capacity(EXPORT_NAMES.len());
+        for name in EXPORT_NAMES {
+            funcs.push(index(name)?);
+        }
+        let funcs = funcs.try_into().map_err(|_| wasmtime::Error::msg("export count"))?;
+        Ok(ExportIndices { memory: index("memory")?, funcs })
+    }
+}
+
 impl Exports {
-    fn new(store: &mut Store<HostState>, inst: &Instance) -> wasmtime::Result<Exports> {
+    fn new(store: &mut Store<HostState>, inst: &Instance, idx: &ExportIndices) -> wasmtime::Result<Exports> {
+        let mut k = 0;
+        let mut next = || {
+            let i = &idx.funcs[k];
+            k += 1;
+            inst.get_module_export(&mut *store, i).and_then(Extern::into_func).ok_or_else(|| {
+                wasmtime::Error::msg(format!("guest exports no function `{}`", EXPORT_NAMES[k - 1]))
+            })
+        };
+        let (f0, f1, f2, f3, f4, f5) = (next()?, next()?, next()?, next()?, next()?, next()?);
+        let (f6, f7, f8, f9, f10, f11) = (next()?, next()?, next()?, next()?, next()?, next()?);
         Ok(Exports {
-            alloc: inst.get_typed_func(&mut *store, "cm_alloc")?,
-            dealloc: inst.get_typed_func(&mut *store, "cm_dealloc")?,
-            init: inst.get_typed_func(&mut *store, "cm_init")?,
-            seed: inst.get_typed_func(&mut *store, "cm_seed")?,
-            eval_script: inst.get_typed_func(&mut *store, "cm_eval_script")?,
-            eval_cell: inst.get_typed_func(&mut *store, "cm_eval_cell")?,
-            run_jobs: inst.get_typed_func(&mut *store, "cm_run_jobs")?,
-            jobs_pending: inst.get_typed_func(&mut *store, "cm_jobs_pending")?,
-            deliver: inst.get_typed_func(&mut *store, "cm_deliver")?,
-            result_ptr: inst.get_typed_func(&mut *store, "cm_result_ptr")?,
-            result_len: inst.get_typed_func(&mut *store, "cm_result_len")?,
-            heap_used: inst.get_typed_func(&mut *store, "cm_heap_used")?,
+            alloc: f0.typed(&*store)?,
+            dealloc: f1.typed(&*store)?,
+            init: f2.typed(&*store)?,
+            seed: f3.typed(&*store)?,
+            eval_script: f4.typed(&*store)?,
+            eval_cell: f5.typed(&*store)?,
+            run_jobs: f6.typed(&*store)?,
+            jobs_pending: f7.typed(&*store)?,
+            deliver: f8.typed(&*store)?,
+            result_ptr: f9.typed(&*store)?,
+            result_len: f10.typed(&*store)?,
+            heap_used: f11.typed(&*store)?,
         })
     }
 }
@@ -196,10 +244,11 @@ impl Vm {
         });
         let inst = c.pre.instantiate(&mut store).map_err(unavailable)?;
         let memory = inst
-            .get_memory(&mut store, "memory")
+            .get_module_export(&mut store, &c.exports.memory)
+            .and_then(Extern::into_memory)
             .ok_or_else(|| SandboxError::Unavailable { reason: "guest exports no memory".into() })?;
         store.data_mut().memory = Some(memory);
-        let exports = Exports::new(&mut store, &inst).map_err(unavailable)?;
+        let exports = Exports::new(&mut store, &inst, &c.exports).map_err(unavailable)?;
         Ok(Vm { sandbox, store, memory, exports, terminated: None, cell_running: false })
     }
 

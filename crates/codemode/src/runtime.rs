@@ -912,7 +912,10 @@ impl CodeMode {
             input,
             restart_safe: run.restart_safe,
         };
-        run.in_flight.insert(vm_id, PendingToolCall { call_id, tool_id: catalog_id.clone(), input: None });
+        run.in_flight.insert(
+            vm_id,
+            PendingToolCall { call_id, tool_id: catalog_id.clone(), input: Some(nested.input.clone()) },
+        );
         let this = self.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();

@@ -91,6 +91,45 @@ fn fuzz_snapshot_bytes() {
     codemode_sandbox::fuzz::check_snapshot_bytes(&good);
 }
 
+#[test]
+fn fuzz_lz4_block_decoder_matches_lz4_flex() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // XOR-page-like inputs: long zero runs, short repeating patterns, a few random bytes.
+    for i in 0..2000 {
+        let len = (next() % 20_000) as usize;
+        let mut data = vec![0u8; len];
+        let period = 1 + (next() % 9) as usize;
+        for (k, b) in data.iter_mut().enumerate() {
+            *b = match i % 3 {
+                0 => 0,
+                1 => (k % period) as u8,
+                _ => (k / 97 % 2) as u8 * 7,
+            };
+        }
+        for _ in 0..(next() % 16) {
+            if len > 0 {
+                let at = (next() as usize) % len;
+                data[at] = next() as u8;
+            }
+        }
+        codemode_sandbox::fuzz::check_lz4_block(&data);
+        // The same bytes as a (corrupt) compressed block, and a mutated real block.
+        let mut packed = lz4_flex::block::compress(&data);
+        if !packed.is_empty() {
+            let at = (next() as usize) % packed.len();
+            packed[at] = next() as u8;
+        }
+        codemode_sandbox::fuzz::check_lz4_block(&packed);
+    }
+    codemode_sandbox::fuzz::check_lz4_block(&[]);
+}
+
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();

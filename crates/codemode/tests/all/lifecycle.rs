@@ -266,6 +266,7 @@ return out;"#;
     let CodeModeResult::Waiting(w) = &r else { panic!("{r:?}") };
     assert!(w.replay_safe);
     assert_eq!(w.pending_tool_calls[0].tool_id, "openclaw:core:web_search");
+    assert_eq!(w.pending_tool_calls[0].input, Some(json!({ "query": "read-only is fine" })));
     let r = f.wait(&w.run_id).await;
     assert_eq!(value(&r), json!(["restart_safe", "restart_safe", "mcp restart_safe", "read-only is fine"]));
     assert_eq!(f.host.call_ids(), ["openclaw:core:web_search"], "side effects were refused before they ran");
