@@ -259,6 +259,16 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
         return StripReturn::failed(language, diagnostics);
     }
     let map = if edits.is_empty() { Rewritten::identity(source) } else { rewrite::apply(source, edits) };
+    if language == Language::TypeScript {
+        // oxc's TypeScript mode accepts a few things its JavaScript mode rejects (e.g. the invalid
+        // identifier escape in `p\_`): the output must be JavaScript too, or the cell would only fail
+        // later, inside the sandbox. Lines are kept, so positions still point into the user's source.
+        let allocator = Allocator::default();
+        let reparsed = parse(&allocator, &map.code, Language::JavaScript);
+        if reparsed.panicked || !reparsed.diagnostics.is_empty() {
+            return StripReturn::failed(language, syntax_diagnostics(&map.code, language, &reparsed));
+        }
+    }
     StripReturn { code: map.code.clone(), diagnostics, language, map }
 }
 

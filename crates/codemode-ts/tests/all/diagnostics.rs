@@ -77,3 +77,17 @@ fn decorators_are_unsupported_in_typescript_cells() {
     assert_eq!((d.kind, d.line, d.column), (DiagnosticKind::Unsupported, 2, 1));
     assert!(d.message.contains("Decorators are not supported"), "{}", d.message);
 }
+
+/// Found by `cargo xtask fuzz strip`: oxc's TypeScript parser accepts the invalid identifier escape
+/// `\_`, its JavaScript parser does not. The stripped output is re-checked as JavaScript, so the cell
+/// is rejected before it could reach the sandbox.
+#[test]
+fn typescript_whose_output_is_not_javascript_is_rejected_before_the_sandbox() {
+    let out = ts("const ok = 1;\np\\_<<4");
+    assert!(!out.is_ok());
+    assert!(out.code.is_empty());
+    let d = &out.diagnostics[0];
+    assert_eq!(d.kind, DiagnosticKind::Syntax);
+    assert_eq!((d.line, d.column), (2, 3), "{}", d.message);
+    assert!(!d.message.contains("send it with"), "{}", d.message);
+}
