@@ -22,6 +22,13 @@ use crate::session::{RequestError, SessionBackend};
 /// defaults.
 pub fn load_config(path: Option<&Path>) -> Result<CodeModeConfig, CliError> {
     let Some(path) = path else { return Ok(CodeModeConfig::enabled()) };
+    let (value, file) = read_json_file(path)?;
+    config_from_value(&value, &file)
+}
+
+/// Reads a JSON config file; errors name the file (and `$` for text that is not JSON). Returns the
+/// document and the file name used in later error messages.
+pub(crate) fn read_json_file(path: &Path) -> Result<(Value, String), CliError> {
     let file = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|source| CliError::Read { path: file.clone(), source })?;
@@ -30,7 +37,7 @@ pub fn load_config(path: Option<&Path>) -> Result<CodeModeConfig, CliError> {
         path: "$".into(),
         message: format!("not valid JSON: {e}"),
     })?;
-    config_from_value(&value, &file)
+    Ok((value, file))
 }
 
 /// Picks the Code Mode config out of a document (see [`load_config`]).

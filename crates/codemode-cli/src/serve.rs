@@ -47,14 +47,7 @@ pub struct GatewayConfig {
 impl GatewayConfig {
     /// Reads and validates a gateway config file. Errors name the file, the JSON path and the fix.
     pub fn load(path: &Path) -> Result<GatewayConfig, CliError> {
-        let file = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|source| CliError::Read { path: file.clone(), source })?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| CliError::Config {
-            file: file.clone(),
-            path: "$".into(),
-            message: format!("not valid JSON: {e}"),
-        })?;
+        let (value, file) = crate::engine::read_json_file(path)?;
         GatewayConfig::from_value(&value, &file, path.parent().unwrap_or(Path::new(".")))
     }
 
