@@ -4,7 +4,10 @@
 //! 1. Copy `rquickjs-sys =0.14.0` from the cargo registry into the guest's target dir and patch
 //!    quickjs-ng so that its stack check stays on under WASI when `QJS_WASI_STACK_CHECK` is
 //!    defined (upstream forces "no limit" there; with the check, deep recursion is a catchable
-//!    `RangeError` instead of a wasm stack-exhaustion trap). Nothing is downloaded; the copy is a
+//!    `RangeError` instead of a wasm stack-exhaustion trap), and so that an out-of-memory error
+//!    is a real `InternalError: out of memory` even at the exact heap limit (upstream throws
+//!    `null` when it cannot allocate the error object; the patch lends the error a little room
+//!    above the limit for the time it takes to build it). Nothing is downloaded; the copy is a
 //!    build artifact, never committed.
 //! 2. `cargo build --release` in `crates/codemode-sandbox/guest` with the Debian clang-19 /
 //!    wasi-libc toolchain, the patched crate wired in with `--config patch...`, path prefixes
@@ -68,7 +71,7 @@ pub const SHADOW_STACK_BYTES: usize = 4 << 20;
 const RQUICKJS_SYS: &str = "rquickjs-sys-0.14.0";
 
 /// `(from, to)` replacements applied to `quickjs/quickjs.c`; each must match exactly once.
-const STACK_CHECK_PATCH: &[(&str, &str)] = &[
+const QUICKJS_PATCHES: &[(&str, &str)] = &[
     (
         "#ifdef __wasi__\n    rt->stack_size = 0;\n#endif",
         "#if defined(__wasi__) && !defined(QJS_WASI_STACK_CHECK)\n    rt->stack_size = 0;\n#endif",
@@ -76,6 +79,13 @@ const STACK_CHECK_PATCH: &[(&str, &str)] = &[
     (
         "#if defined(__wasi__)\n    rt->stack_limit = 0; /* no limit */\n#else",
         "#if defined(__wasi__) && !defined(QJS_WASI_STACK_CHECK)\n    rt->stack_limit = 0; /* no limit */\n#else",
+    ),
+    // Out of memory at the exact limit: without room for the error object QuickJS throws `null`.
+    // The object is small (64 KiB of room is plenty) and the host's linear-memory cap sits well
+    // above the heap limit.
+    (
+        "    if (!rt->in_out_of_memory) {\n        rt->in_out_of_memory = true;\n        JS_ThrowInternalError(ctx, \"out of memory\");\n        rt->in_out_of_memory = false;\n    }",
+        "    if (!rt->in_out_of_memory) {\n        size_t limit = rt->malloc_state.malloc_limit;\n        rt->in_out_of_memory = true;\n        if (limit != 0)\n            rt->malloc_state.malloc_limit = limit + 64 * 1024;\n        JS_ThrowInternalError(ctx, \"out of memory\");\n        rt->malloc_state.malloc_limit = limit;\n        rt->in_out_of_memory = false;\n    }",
     ),
 ];
 
@@ -156,10 +166,10 @@ fn patched_rquickjs_sys(guest_dir: &Path) -> Result<PathBuf> {
     copy_dir(&registry_copy, &dst)?;
     let file = dst.join("quickjs/quickjs.c");
     let mut text = std::fs::read_to_string(&file)?;
-    for (from, to) in STACK_CHECK_PATCH {
+    for (from, to) in QUICKJS_PATCHES {
         ensure!(
             text.matches(from).count() == 1,
-            "stack-check patch does not apply to {}: {from:?}",
+            "quickjs patch does not apply to {}: {from:?}",
             file.display()
         );
         text = text.replace(from, to);

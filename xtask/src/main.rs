@@ -1,6 +1,6 @@
 //! `cargo xtask <task>`: repository automation. Each task lives in its own module.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
@@ -22,13 +22,15 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::run(&rest),
         "ts-oracle" => ts_oracle::run(&rest),
         "dts-oracle" => dts_oracle::run(&rest),
-        _ => bail!("usage: cargo xtask <e2e|guest|ts-oracle> [args]\n(unknown task {task:?})"),
+        _ => {
+            bail!("usage: cargo xtask <guest|e2e|ts-oracle|dts-oracle|fuzz> [args]\n(unknown task {task:?})")
+        }
     }
 }
 
 /// The workspace root (the directory holding the root `Cargo.toml`).
 pub fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
         .parent()
         .expect("xtask lives one level below the root")
         .to_path_buf()

@@ -13,7 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail, ensure};
-use rmcp::model::{CallToolRequestParams, LoggingMessageNotificationParam};
+use rmcp::model::{
+    CallToolRequestParams, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ReadResourceRequestParams,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -22,6 +25,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 struct Recorder {
     logs: Arc<Mutex<Vec<Value>>>,
+    /// Progress notification messages, in arrival order.
+    progress: Arc<Mutex<Vec<String>>>,
 }
 
 impl ClientHandler for Recorder {
@@ -31,6 +36,14 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         self.logs.lock().unwrap_or_else(|p| p.into_inner()).push(params.data);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner()).push(params.message.unwrap_or_default());
     }
 }
 
@@ -97,6 +110,13 @@ async fn call(client: &Client, name: &str, arguments: Value) -> Result<Value> {
 
 async fn exec(client: &Client, code: &str) -> Result<Value> {
     call(client, "exec", json!({ "code": code })).await
+}
+
+/// The gateway's `codemode://status` resource.
+async fn gateway_status(client: &Client) -> Result<Value> {
+    let read = client.read_resource(ReadResourceRequestParams::new("codemode://status")).await?;
+    let text = serde_json::to_value(&read)?["contents"][0]["text"].as_str().unwrap_or_default().to_owned();
+    serde_json::from_str(&text).with_context(|| format!("status is not JSON: {text}"))
 }
 
 fn completed(result: &Value) -> Result<&Value> {
@@ -412,7 +432,15 @@ return { result: r };"#;
                 value["result"]["content"].to_string().to_lowercase().contains("long"),
                 "no tool result in {value}"
             );
-            Ok("the restored VM received the long-running operation's result".to_owned())
+            // The upstream's own progress notifications reached this client, named by tool id.
+            let progress = recorder.progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let upstream =
+                progress.iter().filter(|m| m.starts_with("mcp:everything:") && m.contains("/3")).count();
+            ensure!(upstream >= 1, "no upstream progress forwarded: {progress:?}");
+            Ok(format!(
+                "the restored VM received the long-running operation's result; {upstream} upstream progress \
+                 notifications forwarded"
+            ))
         })(),
         Err(e) => Err(anyhow!("{e:#}")),
     };
@@ -444,7 +472,15 @@ return await MCP.everything[key]({ duration: 1, steps: 1 });"#;
         ensure!(expired["status"] == "failed", "expected the expired run to fail: {expired}");
         let after = exec(&client, "return 40 + 2").await?;
         ensure!(completed(&after)? == &json!(42), "{after}");
-        Ok(format!("timeout -> failed/timeout; abort; expiry -> {}", expired["code"]))
+        // Nothing is left inside the gateway: no suspended run, no upstream call in flight.
+        let status = gateway_status(&client).await?;
+        ensure!(
+            status["suspendedRuns"] == 0
+                && status["trackedRuns"] == 0
+                && status["upstreamCallsInFlight"] == 0,
+            "the gateway still holds work: {status}"
+        );
+        Ok(format!("timeout -> failed/timeout; abort; expiry -> {}; status {status}", expired["code"]))
     };
     report.record("15 timeout, abort and snapshot expiry clean up", step15.await);
 

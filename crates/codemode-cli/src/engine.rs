@@ -2,7 +2,7 @@
 //! of `codemode exec`, `codemode session` and `codemode demo`.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -84,6 +84,23 @@ pub struct EngineOptions {
     pub fallback: Option<Arc<dyn ToolHost>>,
     /// Receives nested-call events in addition to the engine's own bookkeeping. Default: none.
     pub events: Option<Arc<dyn EventSink>>,
+    /// Directory for the compiled guest module ([`default_module_cache`] in the binary). Default:
+    /// none (compile once per process).
+    pub module_cache: Option<PathBuf>,
+}
+
+/// Where the `codemode` binary keeps the compiled guest module unless told otherwise:
+/// `$CODEMODE_MODULE_CACHE` (`off` or empty: no cache), else `$XDG_CACHE_HOME/codemode`, else
+/// `$HOME/.cache/codemode`.
+pub fn default_module_cache() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CODEMODE_MODULE_CACHE") {
+        return (!dir.is_empty() && dir != "off").then(|| PathBuf::from(dir));
+    }
+    let base =
+        std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(base.join("codemode"))
 }
 
 impl std::fmt::Debug for EngineOptions {
@@ -152,6 +169,7 @@ impl Engine {
             .events(events.clone())
             .namespaces(registry)
             .mcp_servers(servers)
+            .module_cache(options.module_cache.clone())
             .build()
             .map_err(|e| CliError::Runtime(e.to_string()))?;
         Ok(Engine { code_mode, host, events, in_flight: Arc::default(), tools })

@@ -13,12 +13,17 @@ use codemode::{
     ToolError, ToolHost, ToolOutcome, ToolSpec,
 };
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams, ListToolsResult,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ClientRequest, GetPromptRequestParams, JsonRpcMessage, ListResourcesResult, ListToolsResult,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestId, ServerCapabilities,
+    ServerConfig, ServerNotification, ServerResult, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestContext, RunningService, RxJsonRpcMessage,
+    TxJsonRpcMessage,
+};
+use rmcp::transport::{TokioChildProcess, Transport};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
@@ -26,6 +31,9 @@ use tokio::sync::Notify;
 use crate::engine::{Engine, EngineOptions, config_from_value};
 use crate::error::CliError;
 use crate::fixture::{FixtureCatalog, UpstreamCommand};
+
+/// The gateway's one resource: its state as JSON ([`Gateway::status`]).
+pub const STATUS_URI: &str = "codemode://status";
 
 /// Default time an upstream call may take before it fails with code `timeout`.
 pub const DEFAULT_UPSTREAM_TIMEOUT_MS: u64 = 120_000;
@@ -42,6 +50,8 @@ pub struct GatewayConfig {
     pub catalog: FixtureCatalog,
     /// Per-call upstream timeout (`upstreamTimeoutMs`).
     pub upstream_timeout: Duration,
+    /// Directory for the compiled guest module (not in the file: `--module-cache`). Default: none.
+    pub module_cache: Option<std::path::PathBuf>,
 }
 
 impl GatewayConfig {
@@ -109,11 +119,12 @@ impl GatewayConfig {
                 invalid("$.upstreamTimeoutMs", "must be a positive whole number of milliseconds".into())
             })?),
         };
-        Ok(GatewayConfig { code_mode, servers, catalog, upstream_timeout })
+        Ok(GatewayConfig { code_mode, servers, catalog, upstream_timeout, module_cache: None })
     }
 }
 
-/// Watches upstream notifications.
+/// Watches upstream notifications: list changes rebuild the catalog (progress is read by
+/// [`ProgressTap`]).
 #[derive(Clone)]
 struct UpstreamHandler {
     name: String,
@@ -127,10 +138,12 @@ impl ClientHandler for UpstreamHandler {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.name, "upstream resource list changed; rebuilding the catalog");
         self.changed.notify_one();
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(server = %self.name, "upstream prompt list changed; rebuilding the catalog");
         self.changed.notify_one();
     }
 
@@ -139,7 +152,43 @@ impl ClientHandler for UpstreamHandler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        // Already forwarded by `ProgressTap`, in order with the answers.
         tracing::debug!(server = %self.name, progress = params.progress, "upstream progress");
+    }
+}
+
+/// An upstream's transport, handing its progress notifications to the projection as they are
+/// read. rmcp runs notification handlers as separate tasks, so a progress notification sent just
+/// before an answer could be handled after it (when the call's route is gone); read here, it is
+/// queued for the client before the answer reaches the caller.
+struct ProgressTap<T> {
+    inner: T,
+    server: String,
+    projection: Arc<Projection>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(n) = &message
+            && let ServerNotification::ProgressNotification(progress) = &n.notification
+        {
+            self.projection.upstream_progress(&self.server, progress.params.clone());
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -155,6 +204,7 @@ struct Upstream {
 pub struct UpstreamHost {
     peers: RwLock<HashMap<String, Peer<RoleClient>>>,
     timeout: Duration,
+    projection: Arc<Projection>,
 }
 
 impl std::fmt::Debug for UpstreamHost {
@@ -165,9 +215,28 @@ impl std::fmt::Debug for UpstreamHost {
 
 impl UpstreamHost {
     fn peer(&self, server: &str) -> Result<Peer<RoleClient>, ToolError> {
-        self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
-            ToolError::with_code(format!("MCP server {server:?} is not connected"), "unavailable")
-        })
+        let peer =
+            self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
+                ToolError::with_code(format!("MCP server {server:?} is not connected"), "unavailable")
+            })?;
+        if peer.is_transport_closed() {
+            return Err(ToolError::with_code(exited(server), "unavailable"));
+        }
+        Ok(peer)
+    }
+
+    /// Upstream calls currently waiting for an answer (nested tool calls with a progress route).
+    pub fn calls_in_flight(&self) -> usize {
+        self.projection.routes.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Servers whose connection is closed (the process exited or crashed).
+    pub fn closed_servers(&self) -> Vec<String> {
+        let peers = self.peers.read().unwrap_or_else(|p| p.into_inner());
+        let mut closed: Vec<String> =
+            peers.iter().filter(|(_, p)| p.is_transport_closed()).map(|(n, _)| n.clone()).collect();
+        closed.sort();
+        closed
     }
 
     async fn bounded<T>(
@@ -176,9 +245,30 @@ impl UpstreamHost {
         what: &str,
         future: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, ToolError> {
-        match tokio::time::timeout(self.timeout, future).await {
+        let answer = tokio::time::timeout(self.timeout, future).await;
+        self.classify(server, what, answer)
+    }
+
+    fn classify<T>(
+        &self,
+        server: &str,
+        what: &str,
+        answer: Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed>,
+    ) -> Result<T, ToolError> {
+        match answer {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => {
+                let closed = matches!(e, rmcp::ServiceError::TransportClosed)
+                    || self
+                        .peers
+                        .read()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(server)
+                        .is_some_and(|p| p.is_transport_closed());
+                if closed {
+                    tracing::warn!(server, what, "upstream MCP server exited during the call");
+                    return Err(ToolError::with_code(exited(server), "upstream_error"));
+                }
                 tracing::warn!(server, what, error = %e, "upstream MCP call failed");
                 Err(ToolError::with_code(
                     format!("MCP server {server:?} failed: {}", short(&e.to_string())),
@@ -200,12 +290,16 @@ impl UpstreamHost {
         }
     }
 
-    /// Calls `tool` on `server` with `arguments` (an object).
+    /// Calls `tool` on `server` with `arguments` (an object). With a `route`, the upstream's
+    /// progress notifications for this call reach the MCP client under the exec (or wait) call
+    /// that made it. A call dropped before its answer (the run was aborted) or timed out is
+    /// cancelled upstream with `notifications/cancelled`.
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: Value,
+        route: Option<ProgressRoute>,
     ) -> Result<ToolOutcome, ToolError> {
         let peer = self.peer(server)?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -214,13 +308,85 @@ impl UpstreamHost {
             Value::Null => None,
             _ => return Err(ToolError::with_code("MCP tool input must be an object", "invalid_input")),
         };
-        let result = self.bounded(server, tool, peer.call_tool(params)).await?;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = self
+            .bounded(server, tool, peer.send_cancellable_request(request, PeerRequestOptions::no_options()))
+            .await?;
+        let mut in_flight = InFlight {
+            projection: self.projection.clone(),
+            key: (server.to_owned(), handle.progress_token.clone()),
+            peer: peer.clone(),
+            id: handle.id.clone(),
+            settled: false,
+        };
+        if let Some(route) = route {
+            in_flight
+                .projection
+                .routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(in_flight.key.clone(), route);
+        }
+        let answer = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        in_flight.settled = answer.is_ok();
+        let result = match self.classify(server, tool, answer)? {
+            ServerResult::CallToolResult(result) => result,
+            _ => {
+                return Err(ToolError::with_code(
+                    format!(
+                        "MCP server {server:?} answered tools/call with something other than a tool result"
+                    ),
+                    "upstream_error",
+                ));
+            }
+        };
         let content = serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
         if result.is_error == Some(true) {
             let message = content_text(&content).unwrap_or_else(|| "the MCP tool reported an error".into());
             return Err(ToolError::with_code(short(&message), "tool_error"));
         }
         Ok(ToolOutcome::details(result.structured_content.unwrap_or(Value::Null)).with_content(content))
+    }
+}
+
+fn exited(server: &str) -> String {
+    format!(
+        "MCP server {server:?} exited or closed its connection; its tools are unavailable until `codemode serve` \
+         restarts"
+    )
+}
+
+/// Where an upstream call's progress goes: the run and exec call that made it.
+#[derive(Clone, Debug)]
+pub struct ProgressRoute {
+    run_id: String,
+    parent_call_id: Option<String>,
+    catalog_id: String,
+}
+
+/// One upstream `tools/call` waiting for its answer.
+struct InFlight {
+    projection: Arc<Projection>,
+    key: (String, ProgressToken),
+    peer: Peer<RoleClient>,
+    id: RequestId,
+    settled: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.projection.routes.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key);
+        if self.settled {
+            return;
+        }
+        // Dropped unanswered (the run was aborted or the call timed out): tell the upstream.
+        let (peer, id) = (self.peer.clone(), self.id.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let reason = Some("the Code Mode run no longer needs this call".to_owned());
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+            });
+        }
     }
 }
 
@@ -247,7 +413,12 @@ impl ToolHost for UpstreamHost {
         let Some((server, tool)) = rest.split_once(':') else {
             return Err(ToolError::with_code(format!("unknown tool {:?}", call.catalog_id), "not_found"));
         };
-        self.call_tool(server, tool, call.input).await
+        let route = ProgressRoute {
+            run_id: call.run_id.clone(),
+            parent_call_id: call.parent_call_id.clone(),
+            catalog_id: call.catalog_id.clone(),
+        };
+        self.call_tool(server, tool, call.input, Some(route)).await
     }
 
     async fn read_resource(&self, _scope: &RunScope, server: &str, uri: &str) -> Result<Value, ToolError> {
@@ -275,7 +446,12 @@ impl ToolHost for UpstreamHost {
     }
 }
 
-async fn connect(name: &str, command: &UpstreamCommand, changed: Arc<Notify>) -> Result<Client, CliError> {
+async fn connect(
+    name: &str,
+    command: &UpstreamCommand,
+    changed: Arc<Notify>,
+    projection: Arc<Projection>,
+) -> Result<Client, CliError> {
     let mut cmd = tokio::process::Command::new(&command.command);
     cmd.args(&command.args).envs(&command.env).kill_on_drop(true);
     if let Some(cwd) = &command.cwd {
@@ -286,6 +462,7 @@ async fn connect(name: &str, command: &UpstreamCommand, changed: Arc<Notify>) ->
         .stderr(std::process::Stdio::inherit())
         .spawn()
         .map_err(|e| upstream(format!("cannot start {:?}: {e}", command.command)))?;
+    let transport = ProgressTap { inner: transport, server: name.to_owned(), projection: projection.clone() };
     let handler = UpstreamHandler { name: name.to_owned(), changed };
     handler.serve(transport).await.map_err(|e| upstream(format!("initialize failed: {e}")))
 }
@@ -327,21 +504,101 @@ async fn describe(upstream: &Upstream) -> (McpServer, Vec<ToolSpec>) {
     (server, specs)
 }
 
-/// Nested-call events go to the MCP client as `notifications/message` (logger `codemode`) and, when
-/// the exec call carried a progress token, as progress notifications.
+/// What the MCP client hears besides answers: nested-call events as `notifications/message`
+/// (logger `codemode`) and, when the exec or wait call carried a progress token, progress
+/// notifications (one per nested-call event and per upstream progress notification). Everything
+/// goes through one queue drained by one task, so the client sees progress values in order.
 #[derive(Default)]
 struct Projection {
     peer: Mutex<Option<Peer<RoleServer>>>,
-    progress: Mutex<HashMap<String, (rmcp::model::ProgressToken, u32)>>,
+    outbox: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Outgoing>>>,
+    /// Client progress token and the last progress value sent, by gateway call id.
+    progress: Mutex<HashMap<String, (ProgressToken, u32)>>,
+    /// The `wait` call currently continuing a run, by run id.
+    waits: Mutex<HashMap<String, String>>,
+    /// Routes of upstream calls in flight, by server and the upstream progress token.
+    routes: Mutex<HashMap<(String, ProgressToken), ProgressRoute>>,
+}
+
+enum Outgoing {
+    Log(LoggingMessageNotificationParam),
+    Progress(ProgressNotificationParam),
+}
+
+impl Projection {
+    /// Remembers the client (first request) and starts the task that sends to it.
+    fn attach(&self, peer: &Peer<RoleServer>) {
+        self.peer.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(|| peer.clone());
+        let mut outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        if outbox.is_some() {
+            return;
+        }
+        let (sender, mut queue) = tokio::sync::mpsc::unbounded_channel();
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            while let Some(message) = queue.recv().await {
+                let _ = match message {
+                    Outgoing::Log(log) => peer.notify_logging_message(log).await,
+                    Outgoing::Progress(progress) => peer.notify_progress(progress).await,
+                };
+            }
+        });
+        *outbox = Some(sender);
+    }
+
+    /// Queues an optional log message, then a progress notification for work of `run_id`
+    /// (started under `parent_call_id`) if a client call with a progress token is open for it:
+    /// the exec call if it still is, else the wait continuing the run. The progress value is
+    /// assigned and queued under one lock, so values reach the client in increasing order.
+    fn send(&self, run_id: &str, parent_call_id: Option<&str>, log: Option<Value>, message: String) {
+        let outbox = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(outbox) = outbox.as_ref() else { return };
+        if let Some(data) = log
+            && let Ok(log) = serde_json::from_value::<LoggingMessageNotificationParam>(
+                json!({ "level": "info", "logger": "codemode", "data": data }),
+            )
+        {
+            let _ = outbox.send(Outgoing::Log(log));
+        }
+        let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        let wait = self.waits.lock().unwrap_or_else(|p| p.into_inner()).get(run_id).cloned();
+        let key = parent_call_id.filter(|p| progress.contains_key(*p)).map(str::to_owned).or(wait);
+        let Some((token, n)) = key.and_then(|k| progress.get_mut(&k)) else { return };
+        *n += 1;
+        if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(
+            json!({ "progressToken": token, "progress": *n, "message": message }),
+        ) {
+            let _ = outbox.send(Outgoing::Progress(param));
+        }
+    }
+
+    fn upstream_progress(&self, server: &str, params: ProgressNotificationParam) {
+        let route = self
+            .routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(server.to_owned(), params.progress_token.clone()))
+            .cloned();
+        let Some(route) = route else { return };
+        let amount = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => params.progress.to_string(),
+        };
+        let message = match params.message {
+            Some(m) => format!("{}: {amount} {m}", route.catalog_id),
+            None => format!("{}: {amount}", route.catalog_id),
+        };
+        self.send(&route.run_id, route.parent_call_id.as_deref(), None, message);
+    }
 }
 
 impl EventSink for Projection {
     fn emit(&self, event: CodeModeEvent) {
-        let Some(peer) = self.peer.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
-        let (data, parent, message) = match &event {
+        let (data, run_id, parent, message) = match &event {
             CodeModeEvent::NestedCallStarted { run_id, parent_call_id, call_id, catalog_id, .. } => (
                 json!({ "event": "nestedCallStarted", "runId": run_id, "parentCallId": parent_call_id, "callId": call_id, "toolId": catalog_id }),
-                parent_call_id.clone(),
+                run_id,
+                parent_call_id,
                 format!("calling {catalog_id}"),
             ),
             CodeModeEvent::NestedCallFinished {
@@ -355,34 +612,13 @@ impl EventSink for Projection {
                 ..
             } => (
                 json!({ "event": "nestedCallFinished", "runId": run_id, "parentCallId": parent_call_id, "callId": call_id, "toolId": catalog_id, "ok": ok, "error": error, "durationMs": duration.as_millis() as u64 }),
-                parent_call_id.clone(),
+                run_id,
+                parent_call_id,
                 format!("{catalog_id} {}", if *ok { "finished" } else { "failed" }),
             ),
             _ => return,
         };
-        let progress = parent.and_then(|p| {
-            let mut map = self.progress.lock().unwrap_or_else(|p| p.into_inner());
-            map.get_mut(&p).map(|(token, n)| {
-                *n += 1;
-                (token.clone(), *n)
-            })
-        });
-        tokio::spawn(async move {
-            let log: LoggingMessageNotificationParam = match serde_json::from_value(
-                json!({ "level": "info", "logger": "codemode", "data": data }),
-            ) {
-                Ok(p) => p,
-                Err(_) => return,
-            };
-            let _ = peer.notify_logging_message(log).await;
-            if let Some((token, n)) = progress
-                && let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(
-                    json!({ "progressToken": token, "progress": n, "message": message }),
-                )
-            {
-                let _ = peer.notify_progress(param).await;
-            }
-        });
+        self.send(run_id, parent.as_deref(), Some(data), message);
     }
 }
 
@@ -401,6 +637,8 @@ struct GatewayInner {
     run_owner: Mutex<HashMap<String, usize>>,
     projection: Arc<Projection>,
     changed: Arc<Notify>,
+    /// Catalog builds so far (1 after start; +1 per `list_changed` rebuild).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl Gateway {
@@ -408,10 +646,15 @@ impl Gateway {
     /// logged and left out (the gateway stays up).
     pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
         let changed = Arc::new(Notify::new());
-        let upstream = Arc::new(UpstreamHost { peers: RwLock::default(), timeout: config.upstream_timeout });
+        let projection = Arc::new(Projection::default());
+        let upstream = Arc::new(UpstreamHost {
+            peers: RwLock::default(),
+            timeout: config.upstream_timeout,
+            projection: projection.clone(),
+        });
         let mut upstreams = Vec::new();
         for (name, command) in &config.servers {
-            match connect(name, command, changed.clone()).await {
+            match connect(name, command, changed.clone(), projection.clone()).await {
                 Ok(client) => {
                     upstream
                         .peers
@@ -430,8 +673,9 @@ impl Gateway {
                 upstreams: tokio::sync::Mutex::new(upstreams),
                 engines: RwLock::default(),
                 run_owner: Mutex::default(),
-                projection: Arc::default(),
+                projection,
                 changed,
+                generation: Default::default(),
             }),
         };
         gateway.rebuild().await?;
@@ -473,11 +717,13 @@ impl Gateway {
             extra_mcp_servers: servers,
             fallback: Some(inner.upstream.clone()),
             events: Some(inner.projection.clone()),
+            module_cache: inner.config.module_cache.clone(),
         };
         let engine = Arc::new(Engine::build(options)?);
         {
             let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
             engines.insert(0, engine);
+            inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             // Keep a few generations for suspended runs; older ones are dropped (their runs expire).
             engines.truncate(4);
         }
@@ -506,14 +752,39 @@ impl Gateway {
         }
     }
 
+    /// Records which engine generation holds a waiting run, and forgets runs no engine holds
+    /// any more (finished, cancelled or expired), so the map stays as small as the run stores.
     fn remember(&self, engine: &Arc<Engine>, result: &Value) {
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
-            self.inner
-                .run_owner
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
+            owners.insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
         }
+        owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
+    }
+
+    /// Suspended runs across the engine generations still kept.
+    pub fn suspended_runs(&self) -> usize {
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        engines.iter().map(|e| e.code_mode().run_count()).sum()
+    }
+
+    /// The gateway's state as the `codemode://status` resource shows it.
+    pub fn status(&self) -> Value {
+        let engine = self.engine();
+        let connected: Vec<String> =
+            self.inner.upstream.peers.read().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
+        let closed = self.inner.upstream.closed_servers();
+        let mut running: Vec<String> = connected.into_iter().filter(|n| !closed.contains(n)).collect();
+        running.sort();
+        json!({
+            "catalogGeneration": self.inner.generation.load(std::sync::atomic::Ordering::Relaxed),
+            "catalogTools": engine.tools().len(),
+            "suspendedRuns": self.suspended_runs(),
+            "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
+            "upstreams": { "running": running, "exited": closed },
+        })
     }
 
     /// Stops every upstream server (graceful close, then kill).
@@ -563,6 +834,7 @@ impl Gateway {
             "wait" => {
                 let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let engine = self.engine_for_run(&run_id);
+                let _continuing = Continuing::new(&self.inner.projection, &run_id, &call_id);
                 let result = engine.wait(&scope, &arguments, abort).await;
                 self.remember(&engine, &result);
                 Ok(code_mode_result(result))
@@ -588,7 +860,7 @@ impl Gateway {
         let host = engine.fixture_host();
         let outcome = match host.call_direct(&id, arguments.clone()).await {
             Some(answer) => answer,
-            None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments).await,
+            None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments, None).await,
         };
         Ok(match outcome {
             Ok(outcome) => {
@@ -604,6 +876,33 @@ impl Gateway {
             }
             Err(e) => text_result(&e.message, true),
         })
+    }
+}
+
+/// While a `wait` call continues a run, that run's progress goes to the wait call.
+struct Continuing<'a> {
+    projection: &'a Projection,
+    run_id: String,
+    call_id: String,
+}
+
+impl<'a> Continuing<'a> {
+    fn new(projection: &'a Projection, run_id: &str, call_id: &str) -> Continuing<'a> {
+        projection
+            .waits
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(run_id.to_owned(), call_id.to_owned());
+        Continuing { projection, run_id: run_id.to_owned(), call_id: call_id.to_owned() }
+    }
+}
+
+impl Drop for Continuing<'_> {
+    fn drop(&mut self) {
+        let mut waits = self.projection.waits.lock().unwrap_or_else(|p| p.into_inner());
+        if waits.get(&self.run_id) == Some(&self.call_id) {
+            waits.remove(&self.run_id);
+        }
     }
 }
 
@@ -634,7 +933,7 @@ fn code_mode_result(result: Value) -> CallToolResult {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build())
             .with_instructions(
                 "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
                  continue `waiting` runs with `wait`.",
@@ -646,12 +945,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.inner
-            .projection
-            .peer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(context.peer.clone());
+        self.inner.projection.attach(&context.peer);
         let surface = self.engine().surface_json();
         let tools: Vec<Tool> = surface["tools"]
             .as_array()
@@ -660,25 +954,55 @@ impl ServerHandler for Gateway {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        serde_json::from_value(json!({ "resources": [{
+            "uri": STATUS_URI,
+            "name": "status",
+            "title": "Code Mode gateway status",
+            "description": "Catalog generation and size, suspended runs, upstream calls in flight, upstream servers running or exited.",
+            "mimeType": "application/json",
+        }] }))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != STATUS_URI {
+            return Err(McpError::resource_not_found(
+                format!("unknown resource {:?}; the gateway has one: {STATUS_URI}", request.uri),
+                None,
+            ));
+        }
+        let text = self.status().to_string();
+        serde_json::from_value::<ReadResourceResult>(json!({
+            "contents": [{ "uri": STATUS_URI, "mimeType": "application/json", "text": text }]
+        }))
+        .map(ReadResourceResponse::from)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.inner
-            .projection
-            .peer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(context.peer.clone());
+        self.inner.projection.attach(&context.peer);
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
         self.call(&request.name, arguments, &context).await.map(CallToolResponse::from)
     }
 }
 
 /// `codemode serve --config F`: serve until stdin closes or a signal arrives.
-pub async fn run(config_path: &Path) -> anyhow::Result<()> {
-    let config = GatewayConfig::load(config_path)?;
+pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    let mut config = GatewayConfig::load(config_path)?;
+    config.module_cache = module_cache;
     let gateway = Gateway::start(config).await?;
     tracing::info!(tools = gateway.engine().tools().len(), "codemode serve: catalog ready");
     let service = gateway.clone().serve(rmcp::transport::stdio()).await?;

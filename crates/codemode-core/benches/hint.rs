@@ -9,7 +9,8 @@ use codemode_core::ident::to_camel_identifier;
 use serde_json::Value;
 
 fn main() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs");
+    let dir = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("../../data/mcp-catalogs");
     let mut tools: Vec<Value> = Vec::new();
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))

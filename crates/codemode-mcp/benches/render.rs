@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use codemode_mcp::{HeaderOptions, McpApi, McpApiOptions, McpServer};
 
 fn catalogs() -> Vec<McpServer> {
-    let dir = std::env::var("MCP_CATALOGS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs"));
+    let dir = std::env::var("MCP_CATALOGS").map(PathBuf::from).unwrap_or_else(|_| {
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+            .join("../../data/mcp-catalogs")
+    });
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .map(|e| e.expect("entry").path())

@@ -94,10 +94,11 @@ fn anchor(iters: usize) -> Result<HashMap<String, Row>, String> {
     if std::env::var_os("CODEMODE_BENCH_NO_ANCHOR").is_some() {
         return Err("skipped (CODEMODE_BENCH_NO_ANCHOR)".into());
     }
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/anchor");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let src =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo")).join("benches/anchor");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo")).join("../../target")
+    });
     let dir = target.join("codemode-bench-anchor");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     for f in ["anchor.mjs", "package.json"] {

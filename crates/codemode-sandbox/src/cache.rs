@@ -31,10 +31,14 @@ pub(crate) fn entry_name(module_hash: u64) -> String {
     format!("codemode-guest-{module_hash:016x}.cwasm")
 }
 
+/// The module from the cache in `dir`, or compiled (and then stored there). A directory that
+/// cannot be created or opened is no cache: the module is compiled as without one.
 pub(crate) fn load_or_compile(engine: &Engine, dir: &Path, module_hash: u64) -> Result<Module, SandboxError> {
     let unavailable = |e: &dyn std::fmt::Display| SandboxError::Unavailable { reason: e.to_string() };
-    std::fs::create_dir_all(dir).map_err(|e| unavailable(&e))?;
-    let dir = Dir::open_ambient_dir(dir, ambient_authority()).map_err(|e| unavailable(&e))?;
+    let opened = std::fs::create_dir_all(dir).and_then(|()| Dir::open_ambient_dir(dir, ambient_authority()));
+    let Ok(dir) = opened else {
+        return Module::new(engine, GUEST_WASM).map_err(|e| unavailable(&e));
+    };
     let name = entry_name(module_hash);
     if let Ok(bytes) = dir.read(&name)
         && let Some(module) = decode(engine, &bytes)

@@ -28,10 +28,18 @@ pub struct SandboxConfig {
     /// (wall clock, OS-seeded randomness per VM start).
     pub deterministic: Option<Deterministic>,
     /// Directory for the compiled module (keyed by engine and module hash; corrupt or foreign
-    /// entries are recompiled). Default: `None` (compile once per process, in memory).
+    /// entries are recompiled). A directory that cannot be created or opened is ignored (the
+    /// module is compiled as without a cache). Default: `None` (compile once per process, in
+    /// memory).
     pub cache_dir: Option<PathBuf>,
     /// Compress stored snapshots (lz4). Default: `true`.
     pub compress_snapshots: bool,
+    /// Live VMs at once for every sandbox sharing this engine configuration (the size of the
+    /// instance pool; each slot reserves address space, not memory). Starting or restoring a VM
+    /// past it fails with [`crate::SandboxError::Unavailable`] until one is dropped. Sandboxes
+    /// with equal `max_wasm_stack_bytes`, `cache_dir` and `max_live_vms` share one pool.
+    /// Default: 1,000.
+    pub max_live_vms: u32,
 }
 
 impl Default for SandboxConfig {
@@ -42,6 +50,7 @@ impl Default for SandboxConfig {
             deterministic: None,
             cache_dir: None,
             compress_snapshots: true,
+            max_live_vms: 1000,
         }
     }
 }

@@ -33,12 +33,15 @@ pub(crate) struct Compiled {
     pub module_hash: u64,
     /// The guest's exports, resolved once.
     pub exports: ExportIndices,
+    /// Live instances allowed at once (`None`: on-demand allocation, no pool).
+    pub pool_slots: Option<u32>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Key {
     max_wasm_stack: usize,
     cache_dir: Option<PathBuf>,
+    pool_slots: u32,
 }
 
 fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
@@ -50,19 +53,21 @@ fn unavailable(reason: impl std::fmt::Display) -> SandboxError {
 pub(crate) fn compiled(
     max_wasm_stack: usize,
     cache_dir: Option<&Path>,
+    pool_slots: u32,
 ) -> Result<Arc<Compiled>, SandboxError> {
     static ALL: OnceLock<Mutex<HashMap<Key, Arc<Compiled>>>> = OnceLock::new();
-    let key = Key { max_wasm_stack, cache_dir: cache_dir.map(Path::to_path_buf) };
+    let pool_slots = pool_slots.max(1);
+    let key = Key { max_wasm_stack, cache_dir: cache_dir.map(Path::to_path_buf), pool_slots };
     let mut map = ALL.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if let Some(c) = map.get(&key) {
         return Ok(c.clone());
     }
-    let c = Arc::new(build(max_wasm_stack, cache_dir)?);
+    let c = Arc::new(build(max_wasm_stack, cache_dir, pool_slots)?);
     map.insert(key, c.clone());
     Ok(c)
 }
 
-fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, SandboxError> {
+fn build(max_wasm_stack: usize, cache_dir: Option<&Path>, pool_slots: u32) -> Result<Compiled, SandboxError> {
     let mut cfg = Config::new();
     cfg.epoch_interruption(true);
     cfg.max_wasm_stack(max_wasm_stack);
@@ -76,10 +81,10 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, Sa
     // the memory a run actually uses. Falls back to on-demand allocation if the pool cannot be
     // reserved (e.g. a limited address space).
     let mut pooled = cfg.clone();
-    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling_config()));
-    let engine = match Engine::new(&pooled) {
-        Ok(engine) => engine,
-        Err(_) => Engine::new(&cfg).map_err(unavailable)?,
+    pooled.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling_config(pool_slots)));
+    let (engine, pool_slots) = match Engine::new(&pooled) {
+        Ok(engine) => (engine, Some(pool_slots)),
+        Err(_) => (Engine::new(&cfg).map_err(unavailable)?, None),
     };
     let module_hash = {
         let mut h = std::hash::DefaultHasher::new();
@@ -101,21 +106,19 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>) -> Result<Compiled, Sa
         Arc::from(mem.data(&store))
     };
     ticker().engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.clone());
-    Ok(Compiled { engine, pre, pristine, module_hash, exports })
+    Ok(Compiled { engine, pre, pristine, module_hash, exports, pool_slots })
 }
-
-/// Slots in the instance pool: live VMs per engine configuration (each slot reserves ~4 GiB of
-/// address space, not memory). A VM past this fails to start with `SandboxError::Unavailable`.
-const POOL_SLOTS: u32 = 1000;
 
 /// Bytes of each pooled linear memory kept resident (reset in place) between VMs.
 const KEEP_RESIDENT: usize = 16 << 20;
 
-fn pooling_config() -> PoolingAllocationConfig {
+/// The instance pool: `slots` live VMs (`SandboxConfig::max_live_vms`; each slot reserves
+/// ~4 GiB of address space, not memory).
+fn pooling_config(slots: u32) -> PoolingAllocationConfig {
     let mut p = PoolingAllocationConfig::new();
-    p.total_core_instances(POOL_SLOTS)
-        .total_memories(POOL_SLOTS)
-        .total_tables(POOL_SLOTS)
+    p.total_core_instances(slots)
+        .total_memories(slots)
+        .total_tables(slots)
         .max_unused_warm_slots(16)
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(64 << 10)

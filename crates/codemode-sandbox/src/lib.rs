@@ -69,8 +69,12 @@
 //! # Limits
 //!
 //! - Memory: QuickJS's heap limit is [`SandboxConfig::memory_limit_bytes`] (catchable
-//!   `InternalError: out of memory`); linear memory has a hard cap above it
-//!   ([`SandboxError::MemoryExhausted`] if it is ever hit).
+//!   `InternalError: out of memory`, a real error object even at the exact limit: the guest
+//!   build patches quickjs-ng, which would otherwise throw `null` when it cannot allocate the
+//!   error); linear memory has a hard cap above it ([`SandboxError::MemoryExhausted`] if it is
+//!   ever hit).
+//! - Live VMs: at most [`SandboxConfig::max_live_vms`] per engine configuration (the instance
+//!   pool); one more is [`SandboxError::Unavailable`] until a VM is dropped.
 //! - Wall clock: every step takes a deadline, enforced by epoch interruption from one ticker
 //!   thread; past it the step fails with [`SandboxError::Timeout`] and the VM is terminated.
 //! - Stack: the guest is built with quickjs-ng's stack check enabled under WASI (patched at

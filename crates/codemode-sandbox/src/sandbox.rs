@@ -51,7 +51,8 @@ impl Sandbox {
     /// Compile (once per process and engine configuration) or load the module, start QuickJS,
     /// evaluate `prelude` as a classic global script, and keep the result as the base image.
     pub fn new(config: SandboxConfig, prelude: &str) -> Result<Sandbox, SandboxError> {
-        let compiled = compiled(config.max_wasm_stack_bytes, config.cache_dir.as_deref())?;
+        let compiled =
+            compiled(config.max_wasm_stack_bytes, config.cache_dir.as_deref(), config.max_live_vms)?;
         let provisional = Arc::new(SandboxInner {
             config: config.clone(),
             compiled: compiled.clone(),

@@ -225,6 +225,16 @@ pub struct Vm {
 
 const STACK_MARGIN: usize = 256 << 10;
 
+impl std::fmt::Debug for Vm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vm")
+            .field("memory_bytes", &self.memory_bytes())
+            .field("terminated", &self.terminated)
+            .field("cell_running", &self.cell_running)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Vm {
     pub(crate) fn instantiate(sandbox: std::sync::Arc<SandboxInner>) -> Result<Vm, SandboxError> {
         let unavailable = |e: wasmtime::Error| SandboxError::Unavailable { reason: e.to_string() };
@@ -242,7 +252,17 @@ impl Vm {
                 Ok(UpdateDeadline::Continue(1))
             }
         });
-        let inst = c.pre.instantiate(&mut store).map_err(unavailable)?;
+        let inst = c.pre.instantiate(&mut store).map_err(|e| match c.pool_slots {
+            Some(slots) if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() => {
+                SandboxError::Unavailable {
+                    reason: format!(
+                        "all {slots} VM slots are in use (SandboxConfig::max_live_vms); \
+                         finish or drop a running VM and try again"
+                    ),
+                }
+            }
+            _ => unavailable(e),
+        })?;
         let memory = inst
             .get_module_export(&mut store, &c.exports.memory)
             .and_then(Extern::into_memory)

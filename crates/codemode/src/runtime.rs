@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -53,6 +54,7 @@ pub struct CodeModeBuilder {
     namespaces: NamespaceRegistry,
     mcp_servers: Vec<McpServer>,
     sandbox_factory: Option<SandboxFactory>,
+    module_cache: Option<PathBuf>,
 }
 
 impl CodeModeBuilder {
@@ -88,8 +90,17 @@ impl CodeModeBuilder {
         self
     }
 
+    /// Keeps the compiled guest module in `dir` (created if missing) so the next process loads it
+    /// instead of compiling (about a second of CPU). Corrupt or foreign entries are recompiled; a
+    /// directory that cannot be used only costs the compile. Ignored with a
+    /// [`CodeModeBuilder::sandbox_factory`]. Default: none (compile once per process).
+    pub fn module_cache(mut self, dir: Option<PathBuf>) -> Self {
+        self.module_cache = dir;
+        self
+    }
+
     /// Replaces how the sandbox is created (tests, custom sandbox settings). Default: one sandbox per
-    /// `memoryLimitBytes` per process, with the bridge prelude.
+    /// `memoryLimitBytes` and module cache per process, with the bridge prelude.
     pub fn sandbox_factory(mut self, factory: SandboxFactory) -> Self {
         self.sandbox_factory = Some(factory);
         self
@@ -113,7 +124,7 @@ impl CodeModeBuilder {
         let sandbox = if config.enabled {
             match &self.sandbox_factory {
                 Some(factory) => factory(&config, PRELUDE),
-                None => shared_sandbox(&config),
+                None => shared_sandbox(&config, self.module_cache.as_deref()),
             }
             .map_err(|e| e.to_string())
         } else {
@@ -148,17 +159,20 @@ impl CodeModeBuilder {
     }
 }
 
-fn shared_sandbox(config: &CodeModeConfig) -> Result<Sandbox, SandboxError> {
-    static SANDBOXES: OnceLock<Mutex<HashMap<u64, Sandbox>>> = OnceLock::new();
+fn shared_sandbox(config: &CodeModeConfig, module_cache: Option<&Path>) -> Result<Sandbox, SandboxError> {
+    type Key = (u64, Option<PathBuf>);
+    static SANDBOXES: OnceLock<Mutex<HashMap<Key, Sandbox>>> = OnceLock::new();
     let cache = SANDBOXES.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(sandbox) = cache.get(&config.memory_limit_bytes) {
+    let key = (config.memory_limit_bytes, module_cache.map(Path::to_path_buf));
+    if let Some(sandbox) = cache.get(&key) {
         return Ok(sandbox.clone());
     }
     let mut sandbox_config = SandboxConfig::default();
     sandbox_config.memory_limit_bytes = config.memory_limit_bytes;
+    sandbox_config.cache_dir = key.1.clone();
     let sandbox = Sandbox::new(sandbox_config, PRELUDE)?;
-    cache.insert(config.memory_limit_bytes, sandbox.clone());
+    cache.insert(key, sandbox.clone());
     Ok(sandbox)
 }
 
@@ -298,6 +312,7 @@ impl CodeMode {
             namespaces: NamespaceRegistry::global().clone(),
             mcp_servers: Vec::new(),
             sandbox_factory: None,
+            module_cache: None,
         }
     }
 
@@ -324,6 +339,11 @@ impl CodeMode {
     /// Suspended runs in the store (parked or being resumed).
     pub fn run_count(&self) -> usize {
         self.inner.store.len()
+    }
+
+    /// Whether `run_id` is a suspended run in the store (parked or being resumed, not expired).
+    pub fn has_run(&self, run_id: &str) -> bool {
+        self.inner.store.contains(run_id)
     }
 
     /// Cancels a suspended run: its snapshot is discarded and its nested calls are cancelled.

@@ -128,6 +128,16 @@ impl RunStore {
         removed.len()
     }
 
+    /// Whether `run_id` is live (parked or being resumed), after dropping expired runs.
+    pub(crate) fn contains(&self, run_id: &str) -> bool {
+        let mut runs = self.lock();
+        let expired = Self::sweep(&mut runs);
+        let found = runs.contains_key(run_id);
+        drop(runs);
+        drop(expired);
+        found
+    }
+
     /// Live entries (parked or being resumed), after dropping expired ones.
     pub(crate) fn len(&self) -> usize {
         let mut runs = self.lock();

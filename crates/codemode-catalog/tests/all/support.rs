@@ -26,7 +26,8 @@ pub fn catalogs_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CODEMODE_MCP_CATALOGS") {
         return PathBuf::from(dir);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("../../data/mcp-catalogs")
 }
 
 /// Every catalog file stem, sorted.

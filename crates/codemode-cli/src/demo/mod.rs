@@ -74,18 +74,18 @@ text(`restored after the wait: ${status.status}`);
 return { id: "SH-3", ...status };"#;
 
 /// Runs the tour and prints it to stdout; `color` enables headings and JSON highlighting.
-pub async fn run(color: bool) -> anyhow::Result<()> {
-    let text = tour(color).await?;
+pub async fn run(color: bool, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    let text = tour(color, module_cache).await?;
     print!("{text}");
     Ok(())
 }
 
 /// The tour as text (so tests can check it).
-pub async fn tour(color: bool) -> anyhow::Result<String> {
+pub async fn tour(color: bool, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<String> {
     let catalog = demo_catalog()?;
     let config = CodeModeConfig::from_json(&json!({ "enabled": true, "timeoutMs": 800 }))
         .map_err(|e| anyhow::anyhow!("demo config: {}", e.message))?;
-    let engine = Engine::build(EngineOptions { config, catalog, ..EngineOptions::default() })?;
+    let engine = Engine::build(EngineOptions { config, catalog, module_cache, ..EngineOptions::default() })?;
     let style = Style { color };
     let mut out = String::new();
 

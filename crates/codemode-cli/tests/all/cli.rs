@@ -86,3 +86,51 @@ fn demo_runs_the_whole_tour_plain_when_piped() {
     }
     assert!(!stdout.contains("\"status\": \"failed\""), "a demo cell failed:\n{stdout}");
 }
+
+fn cache_entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The compiled module is kept in the cache directory (`--module-cache`, `CODEMODE_MODULE_CACHE`),
+/// reused by the next process, and never written with `--no-module-cache` or `off`.
+#[test]
+fn module_cache_flag_env_and_opt_out() {
+    let base = std::env::temp_dir().join(format!("codemode-cli-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let flag_dir = base.join("flag");
+    for _ in 0..2 {
+        let (ok, stdout, stderr) =
+            codemode(&["--module-cache", flag_dir.to_str().unwrap(), "exec", "return 1 + 1"], None);
+        assert!(ok, "{stderr}");
+        assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["value"], 2);
+    }
+    let entries = cache_entries(&flag_dir);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert!(entries[0].starts_with("codemode-guest-") && entries[0].ends_with(".cwasm"), "{entries:?}");
+
+    let env_dir = base.join("env");
+    let run_with_env = |value: &std::ffi::OsStr, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .args(extra)
+            .args(["exec", "return 3"])
+            .env("CODEMODE_MODULE_CACHE", value)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run_with_env(env_dir.as_os_str(), &[]);
+    assert_eq!(cache_entries(&env_dir).len(), 1);
+
+    let off_dir = base.join("off");
+    run_with_env("off".as_ref(), &[]);
+    run_with_env(off_dir.as_os_str(), &["--no-module-cache"]);
+    assert!(!off_dir.exists(), "--no-module-cache wrote {off_dir:?}");
+    let (ok, _, stderr) = codemode(&["--module-cache", "x", "--no-module-cache", "exec", "1"], None);
+    assert!(!ok && stderr.contains("cannot be used with"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&base);
+}

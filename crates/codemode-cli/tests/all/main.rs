@@ -8,5 +8,7 @@ mod session;
 
 /// A file under `tests/fixtures`.
 pub fn fixture_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("tests/fixtures")
+        .join(name)
 }

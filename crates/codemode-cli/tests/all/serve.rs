@@ -1,10 +1,17 @@
-//! `codemode serve` as an MCP client sees it: config errors, and upstreams that fail or hang.
+//! `codemode serve` as an MCP client sees it: config errors, upstreams that fail, hang, crash, report
+//! progress or change their tool lists, and cancellation passed upstream.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, ProgressNotificationParam,
+    ReadResourceRequestParams,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -94,4 +101,269 @@ return out;"# })
     assert_eq!(value["files"], json!(["mcp/index.d.ts", "mcp/inner.d.ts"]), "the broken server is left out");
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// What the MCP client heard besides answers.
+#[derive(Clone, Default)]
+struct Heard {
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    tool_list_changed: Arc<Mutex<usize>>,
+}
+
+impl ClientHandler for Heard {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        *self.tool_list_changed.lock().unwrap() += 1;
+    }
+}
+
+impl Heard {
+    /// Progress messages by client token, in arrival order.
+    fn messages(&self) -> Vec<(String, f64, String)> {
+        self.progress
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let token = serde_json::to_value(&p.progress_token).unwrap().to_string();
+                (token, p.progress, p.message.clone().unwrap_or_default())
+            })
+            .collect()
+    }
+}
+
+/// `codemode serve` in front of `tests/fixtures/scripted_upstream.py`, with its stderr in a file and
+/// the upstream's received messages in another.
+struct Scripted {
+    client: RunningService<RoleClient, Heard>,
+    heard: Heard,
+    dir: std::path::PathBuf,
+}
+
+impl Scripted {
+    async fn start(name: &str, timeout_ms: u64) -> Scripted {
+        let dir = temp_dir(name);
+        let script = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+            .join("tests/fixtures/scripted_upstream.py");
+        let config = dir.join("codemode.json");
+        std::fs::write(
+            &config,
+            json!({
+                "codeMode": { "enabled": true, "timeoutMs": timeout_ms },
+                "mcpServers": { "scripted": {
+                    "command": "python3",
+                    "args": [script],
+                    "env": { "SCRIPTED_LOG": dir.join("upstream.log").to_str().unwrap() }
+                } },
+                "upstreamTimeoutMs": 30000
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
+        command
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .env("RUST_LOG", "info")
+            .kill_on_drop(true);
+        let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::from(stderr)).spawn().unwrap();
+        let heard = Heard::default();
+        let client = heard.clone().serve(transport).await.unwrap();
+        Scripted { client, heard, dir }
+    }
+
+    async fn exec(&self, code: &str) -> Value {
+        let mut params = CallToolRequestParams::new("exec");
+        params.arguments = json!({ "code": code }).as_object().cloned();
+        self.client.call_tool(params).await.unwrap().structured_content.unwrap()
+    }
+
+    async fn value(&self, code: &str) -> Value {
+        let result = self.exec(code).await;
+        assert_eq!(result["status"], "completed", "{result}");
+        result["value"].clone()
+    }
+
+    async fn status(&self) -> Value {
+        let read =
+            self.client.read_resource(ReadResourceRequestParams::new("codemode://status")).await.unwrap();
+        let text = serde_json::to_value(&read).unwrap()["contents"][0]["text"].as_str().unwrap().to_owned();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// What the upstream received, one JSON-RPC message per entry.
+    fn upstream_log(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.join("upstream.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
+    }
+
+    async fn stop(self) {
+        let _ = self.client.cancel().await;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Polls `check` every 20 ms for up to 10 s.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_progress_reaches_the_client_under_the_exec_call() {
+    let s = Scripted::start("progress", 10_000).await;
+    let value = s.value("return await MCP.scripted.progress({ steps: 3 })").await;
+    assert_eq!(value["structuredContent"], json!({ "steps": 3 }));
+    eventually("three upstream progress notifications", || {
+        s.heard.messages().iter().filter(|(_, _, m)| m.contains(" step ")).count() == 3
+    })
+    .await;
+    let messages = s.heard.messages();
+    let upstream: Vec<&str> =
+        messages.iter().filter(|(_, _, m)| m.contains(" step ")).map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(
+        upstream,
+        [
+            "mcp:scripted:progress: 1/3 step 1",
+            "mcp:scripted:progress: 2/3 step 2",
+            "mcp:scripted:progress: 3/3 step 3"
+        ]
+    );
+    // One token (the exec call's), progress strictly increasing, nested-call events included.
+    assert!(messages.iter().all(|(t, _, _)| *t == messages[0].0), "{messages:?}");
+    assert!(messages.windows(2).all(|w| w[0].1 < w[1].1), "{messages:?}");
+    assert!(messages.iter().any(|(_, _, m)| m == "calling mcp:scripted:progress"), "{messages:?}");
+    assert_eq!(s.status().await["upstreamCallsInFlight"], 0);
+    s.stop().await;
+}
+
+/// A run that outlives its exec: progress arriving while `wait` continues it goes to the wait call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_progress_during_wait_goes_to_the_wait_call() {
+    let s = Scripted::start("progress-wait", 300).await;
+    let first =
+        s.exec("const r = await MCP.scripted.progress({ steps: 20 }); return r.structuredContent").await;
+    assert_eq!(first["status"], "waiting", "{first}");
+    assert_eq!(s.status().await["suspendedRuns"], 1);
+    let mut params = CallToolRequestParams::new("wait");
+    params.arguments = json!({ "runId": first["runId"] }).as_object().cloned();
+    let mut result = s.client.call_tool(params.clone()).await.unwrap().structured_content.unwrap();
+    while result["status"] == "waiting" {
+        result = s.client.call_tool(params.clone()).await.unwrap().structured_content.unwrap();
+    }
+    assert_eq!(result["status"], "completed", "{result}");
+    assert_eq!(result["value"], json!({ "steps": 20 }));
+    eventually("the last step's progress", || {
+        s.heard.messages().iter().any(|(_, _, m)| m == "mcp:scripted:progress: 20/20 step 20")
+    })
+    .await;
+    let messages = s.heard.messages();
+    let exec_token = &messages[0].0;
+    let last = messages.iter().find(|(_, _, m)| m.ends_with("step 20")).unwrap();
+    assert_ne!(&last.0, exec_token, "step 20 came after exec returned, so under a wait call: {messages:?}");
+    assert!(messages.iter().any(|(t, _, m)| t == exec_token && m.contains(" step ")), "{messages:?}");
+    let status = s.status().await;
+    assert_eq!(status["suspendedRuns"], 0, "{status}");
+    assert_eq!(status["trackedRuns"], 0, "{status}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_list_changed_rebuilds_the_catalog() {
+    let s = Scripted::start("list-changed", 10_000).await;
+    assert_eq!(s.status().await["catalogGeneration"], 1);
+    assert_eq!(s.value("return typeof MCP.scripted.fresh").await, "undefined");
+    s.value("return await MCP.scripted.grow({ name: 'fresh' })").await;
+    eventually("tools/list_changed from the gateway", || *s.heard.tool_list_changed.lock().unwrap() >= 1)
+        .await;
+    assert_eq!(s.status().await["catalogGeneration"], 2);
+    let value = s
+        .value(
+            r#"const d = await API.read("mcp/scripted.d.ts");
+return { kind: typeof MCP.scripted.fresh, declared: d.includes("fresh"), answer: (await MCP.scripted.fresh({ a: 1 })).structuredContent };"#,
+        )
+        .await;
+    assert_eq!(value, json!({ "kind": "function", "declared": true, "answer": { "a": 1 } }));
+    assert!(s.stderr().contains("upstream tool list changed"), "{}", s.stderr());
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_crashing_mid_call_is_a_catchable_error_and_the_gateway_stays_up() {
+    let s = Scripted::start("crash", 10_000).await;
+    let value = s
+        .value("try { await MCP.scripted.crash({}); return 'answered' } catch (e) { return { message: e.message, code: e.code } }")
+        .await;
+    assert!(value["message"].as_str().unwrap().contains("MCP server \"scripted\" exited"), "{value}");
+    assert_eq!(value["code"], "upstream_error", "{value}");
+    // Later calls fail at once with the same explanation; the gateway answers everything else.
+    let later = s
+        .value("try { await MCP.scripted.echo({}); return 'answered' } catch (e) { return e.message }")
+        .await;
+    assert!(later.as_str().unwrap().contains("exited or closed its connection"), "{later}");
+    assert_eq!(s.value("return 6 * 7").await, 42);
+    let status = s.status().await;
+    assert_eq!(status["upstreams"], json!({ "running": [], "exited": ["scripted"] }), "{status}");
+    assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
+    let stderr = s.stderr();
+    assert!(stderr.contains("WARN") && stderr.contains("exited during the call"), "{stderr}");
+    s.stop().await;
+}
+
+/// Cancelling the exec call aborts the run, and the nested upstream call is cancelled upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_exec_cancels_the_upstream_call() {
+    let s = Scripted::start("cancel", 20_000).await;
+    let mut params = CallToolRequestParams::new("exec");
+    params.arguments =
+        json!({ "code": "return await MCP.scripted.sleep({ ms: 20000 })" }).as_object().cloned();
+    let handle = s
+        .client
+        .peer()
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let sleep_call = || {
+        s.upstream_log()
+            .into_iter()
+            .find(|m| m["method"] == "tools/call" && m["params"]["name"] == "sleep")
+            .map(|m| m["id"].clone())
+    };
+    eventually("the upstream sleep call", || sleep_call().is_some()).await;
+    assert_eq!(s.status().await["upstreamCallsInFlight"], 1);
+    let id = sleep_call().unwrap();
+    handle.cancel(Some("test cancels".into())).await.unwrap();
+    eventually("notifications/cancelled upstream", || {
+        s.upstream_log()
+            .iter()
+            .any(|m| m["method"] == "notifications/cancelled" && m["params"]["requestId"] == id)
+    })
+    .await;
+    let status = s.status().await;
+    assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
+    assert_eq!(status["suspendedRuns"], 0, "{status}");
+    assert_eq!(s.value("return 'still serving'").await, "still serving");
+    s.stop().await;
 }

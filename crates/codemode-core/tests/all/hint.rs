@@ -736,7 +736,8 @@ fn descriptions_never_appear() {
 // Real catalogs (snapshots)
 
 fn catalogs_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs")
+    std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("../../data/mcp-catalogs")
 }
 
 /// `(file stem, catalog)` for every catalog file, sorted by name.

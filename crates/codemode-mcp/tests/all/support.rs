@@ -13,7 +13,8 @@ pub fn catalog_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("MCP_CATALOGS") {
         return PathBuf::from(dir);
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("../../data/mcp-catalogs")
 }
 
 /// Every public catalog as `(file stem, server)`, sorted by file name; the server is named after

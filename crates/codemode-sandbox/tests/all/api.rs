@@ -319,3 +319,17 @@ fn module_cache_writes_and_recovers_from_corruption() {
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
 }
+
+/// A cache directory that cannot be created (its parent is a file) is no cache, not a failure.
+#[test]
+fn unusable_module_cache_directory_only_costs_the_compile() {
+    let _g = serial();
+    let file = temp_dir("not-a-dir");
+    std::fs::write(&file, "a file where the cache's parent should be").unwrap();
+    let mut c = crate::det_config();
+    c.cache_dir = Some(file.join("cache"));
+    let sb = Sandbox::new(c, "").unwrap();
+    assert_eq!(sb.start().unwrap().eval_cell("return 5", "user.js", soon()).unwrap(), completed("5"));
+    assert!(std::fs::metadata(&file).unwrap().is_file());
+    let _ = std::fs::remove_file(&file);
+}

@@ -137,3 +137,55 @@ fn step_reports_pending_host_calls() {
         vm.eval_cell("host('echo', 1); host('echo', 2); await host('echo', 3)", "user.js", soon()).unwrap();
     assert_eq!(step, Step::Pending { pending_calls: 3 });
 }
+
+fn slots_in_use(e: SandboxError, slots: u32) {
+    match e {
+        SandboxError::Unavailable { reason } => {
+            assert!(reason.contains(&format!("all {slots} VM slots are in use")), "{reason}");
+            assert!(reason.contains("max_live_vms"), "{reason}");
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+}
+
+/// `max_live_vms` VMs run at once; one more (started or restored) is refused with a reason that
+/// says what to do, and a slot frees up as soon as a VM is dropped.
+#[test]
+fn live_vms_past_max_live_vms_are_unavailable_until_one_is_dropped() {
+    let _g = serial();
+    let mut c = crate::det_config();
+    c.max_live_vms = 3;
+    let sb = Sandbox::new(c, crate::PRELUDE).unwrap();
+    let mut vms: Vec<_> = (0..3).map(|_| sb.start().unwrap()).collect();
+    let step = vms[0].eval_cell("const r = await host('echo', 5); return r", "user.js", soon()).unwrap();
+    assert!(matches!(step, Step::Pending { .. }), "{step:?}");
+    let snap = vms[0].snapshot().unwrap();
+    slots_in_use(sb.start().unwrap_err(), 3);
+    slots_in_use(sb.restore(&snap).unwrap_err(), 3);
+    // The live VMs are unaffected.
+    assert_eq!(vms[1].eval_cell("return 1 + 1", "user.js", soon()).unwrap(), completed("2"));
+    drop(vms.remove(0));
+    let mut restored = sb.restore(&snap).unwrap();
+    let call = restored.take_host_calls().pop().expect("the echo call");
+    restored.deliver(call.id, crate::dispatch(&call.payload), soon()).unwrap();
+    assert_eq!(restored.run_jobs(soon()).unwrap(), completed("5"));
+    slots_in_use(sb.start().unwrap_err(), 3);
+    drop(restored);
+    assert_eq!(sb.start().unwrap().eval_cell("return 3", "user.js", soon()).unwrap(), completed("3"));
+}
+
+/// The default pool: 1,000 VMs live at once, the 1,001st is refused.
+#[test]
+fn a_thousand_live_vms_by_default() {
+    let _g = serial();
+    let mut c = crate::det_config();
+    assert_eq!(c.max_live_vms, 1000);
+    // A pool of its own (a different engine configuration), so VMs that other tests hold at
+    // the same time do not count.
+    c.max_wasm_stack_bytes += 64 << 10;
+    let sb = Sandbox::new(c, crate::PRELUDE).unwrap();
+    let vms: Vec<_> = (0..1000).map(|i| sb.start().unwrap_or_else(|e| panic!("VM {i}: {e}"))).collect();
+    slots_in_use(sb.start().unwrap_err(), 1000);
+    drop(vms);
+    assert_eq!(sb.start().unwrap().eval_cell("return 4", "user.js", soon()).unwrap(), completed("4"));
+}

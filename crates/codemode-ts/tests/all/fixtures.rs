@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use crate::ts;
 
 fn fixtures() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo")).join("tests/fixtures");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
         .expect("fixtures dir")
         .map(|e| e.expect("dir entry").path())
