@@ -1,8 +1,8 @@
 //! End-to-end `exec` latency: a trivial cell, 10 sequential nested calls, 10 parallel nested calls.
 //!
 //! Run with `cargo bench -p codemode --bench exec`. Prints min/median per case and, with
-//! `CODEMODE_BENCH_WRITE=1`, rewrites the `## Runtime` section of `/work/main/BENCHMARKS.md`
-//! (or the file named by `CODEMODE_BENCHMARKS_MD`).
+//! `CODEMODE_BENCH_WRITE=1`, rewrites the table of the `## Runtime` section of `/work/main/BENCHMARKS.md`
+//! (or the file named by `CODEMODE_BENCHMARKS_MD`), keeping the notes below it.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,7 +83,19 @@ fn write_section(path: &str, rows: &[String]) {
         Some(start) => {
             let rest = &existing[start + 2..];
             let end = rest.find("\n## ").map(|i| start + 2 + i + 1).unwrap_or(existing.len());
-            format!("{}{}{}", &existing[..start], section, &existing[end..])
+            // Notes written below the table are kept.
+            let old = &existing[start..end];
+            let notes = old
+                .find("\n| ")
+                .and_then(|t| old[t + 1..].find("\n\n").map(|n| &old[t + 1 + n + 1..]))
+                .unwrap_or("");
+            format!(
+                "{}{}{}{}",
+                &existing[..start],
+                section,
+                if notes.is_empty() { "\n" } else { notes },
+                &existing[end..]
+            )
         }
         None if existing.is_empty() => format!("# Benchmarks\n\n{section}"),
         None => format!("{}\n{section}", existing.trim_end_matches('\n').to_owned() + "\n"),

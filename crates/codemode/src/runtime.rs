@@ -159,6 +159,23 @@ impl CodeModeBuilder {
     }
 }
 
+/// Starts a nested call's work: polled once right here, so a host that answers at once (a fixture,
+/// a cache, an in-process tool) costs no task switch; spawned, with its abort handle kept in the
+/// run, only if it has to wait.
+fn start_task(
+    run: &mut RunState,
+    runtime: &tokio::runtime::Handle,
+    vm_id: u32,
+    work: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let mut work = Box::pin(work);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if work.as_mut().poll(&mut cx).is_pending() {
+        let task = runtime.spawn(work);
+        run.tasks.insert(vm_id, task.abort_handle());
+    }
+}
+
 fn shared_sandbox(config: &CodeModeConfig, module_cache: Option<&Path>) -> Result<Sandbox, SandboxError> {
     type Key = (u64, Option<PathBuf>);
     static SANDBOXES: OnceLock<Mutex<HashMap<Key, Sandbox>>> = OnceLock::new();
@@ -939,7 +956,7 @@ impl CodeMode {
         let this = self.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
-        let task = runtime.spawn(async move {
+        start_task(run, &runtime, vm_id, async move {
             let _permit = semaphore.acquire_owned().await;
             let events = &this.inner.events;
             events.emit(CodeModeEvent::NestedCallStarted {
@@ -971,7 +988,6 @@ impl CodeMode {
             });
             let _ = tx.send((vm_id, reply));
         });
-        run.tasks.insert(vm_id, task.abort_handle());
         Handled::Async
     }
 
@@ -1050,7 +1066,7 @@ impl CodeMode {
         let scope = run.scope.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
-        let task = runtime.spawn(async move {
+        start_task(run, &runtime, vm_id, async move {
             let _permit = semaphore.acquire_owned().await;
             let result = match extra {
                 McpExtra::Resource { uri } => host.read_resource(&scope, &server_name, &uri).await,
@@ -1064,7 +1080,6 @@ impl CodeMode {
             };
             let _ = tx.send((vm_id, reply));
         });
-        run.tasks.insert(vm_id, task.abort_handle());
         Handled::Async
     }
 

@@ -1,5 +1,7 @@
 //! The VM thread: one dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the
 //! async runtime never blocks on guest code. The async side sends commands and awaits answers.
+//! Threads are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the
+//! next run instead of exiting.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -8,10 +10,6 @@ use std::time::Instant;
 use codemode_bridge::{OutputAccumulator, OutputKind, RunBudgets};
 use codemode_sandbox::{Delivery, GuestPolicy, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
 use tokio::sync::oneshot;
-
-/// Native stack of a VM thread: the sandbox's default wasm stack (16 MiB) plus room for the host
-/// frames around it, so guest calls never need a fresh stack segment.
-const VM_THREAD_STACK: usize = 20 << 20;
 
 /// Budgets and output of one run, shared between the guest policy (inside the VM thread) and the
 /// runtime. Cumulative over the whole run (exec and every wait).
@@ -79,44 +77,103 @@ fn gone() -> SandboxError {
     SandboxError::Unavailable { reason: "the VM thread stopped".into() }
 }
 
+/// Idle VM threads kept for the next run (each keeps its stack mapping; starting and ending
+/// an OS thread with a 20 MiB stack costs tens of microseconds plus TLB shootdowns).
+const MAX_IDLE_THREADS: usize = 8;
+
+/// A run for a VM thread: where its VM comes from and how to talk to it.
+struct Job {
+    sandbox: Sandbox,
+    origin: Origin,
+    ledger: SharedLedger,
+    deadline: Instant,
+    requests: mpsc::Receiver<Request>,
+    ready: oneshot::Sender<Result<(), SandboxError>>,
+}
+
+fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
+    static IDLE: std::sync::OnceLock<Mutex<Vec<mpsc::Sender<Job>>>> = std::sync::OnceLock::new();
+    IDLE.get_or_init(Default::default)
+}
+
+/// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped.
+fn run_job(job: Job) {
+    let Job { sandbox, origin, ledger, deadline, requests, ready } = job;
+    let vm = match origin {
+        Origin::Fresh => sandbox.start(),
+        Origin::Restore(snapshot) => sandbox.restore(&snapshot),
+    };
+    let mut vm = match vm {
+        Ok(vm) => vm,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    vm.set_policy(Box::new(Policy(ledger)));
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
+    while let Ok((command, answer)) = requests.recv() {
+        let reply = run_command(&mut vm, command, deadline);
+        if answer.send(reply).is_err() {
+            break;
+        }
+    }
+}
+
+/// A VM thread's life: jobs one after another, idle in between (at most [`MAX_IDLE_THREADS`] wait;
+/// past that the thread ends).
+fn worker(jobs: mpsc::Receiver<Job>, me: mpsc::Sender<Job>) {
+    while let Ok(job) = jobs.recv() {
+        run_job(job);
+        let mut idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() >= MAX_IDLE_THREADS {
+            return;
+        }
+        idle.push(me.clone());
+    }
+}
+
+fn spawn_worker(job: Job) -> Result<(), SandboxError> {
+    // Sized for the job's sandbox, so guest calls never need a fresh stack segment. A reused
+    // thread may serve a sandbox with a larger wasm stack; its calls then grow the stack.
+    let stack = job.sandbox.thread_stack_bytes();
+    let (tx, rx) = mpsc::channel::<Job>();
+    let me = tx.clone();
+    tx.send(job).map_err(|_| gone())?;
+    std::thread::Builder::new()
+        .name("codemode-vm".into())
+        .stack_size(stack)
+        .spawn(move || worker(rx, me))
+        .map_err(|e| SandboxError::Unavailable { reason: format!("cannot start a VM thread: {e}") })?;
+    Ok(())
+}
+
 impl VmThread {
-    /// Starts a thread with a VM from `origin`, its policy backed by `ledger`. Every guest step
-    /// runs under `deadline`.
+    /// Starts a VM from `origin` on a VM thread (an idle one if there is one), its policy backed
+    /// by `ledger`. Every guest step runs under `deadline`.
     pub(crate) async fn start(
         sandbox: Sandbox,
         origin: Origin,
         ledger: SharedLedger,
         deadline: Instant,
     ) -> Result<VmThread, SandboxError> {
-        let (tx, rx) = mpsc::channel::<Request>();
-        let (ready_tx, ready_rx) = oneshot::channel::<Result<(), SandboxError>>();
-        std::thread::Builder::new()
-            .name("codemode-vm".into())
-            .stack_size(VM_THREAD_STACK)
-            .spawn(move || {
-                let vm = match origin {
-                    Origin::Fresh => sandbox.start(),
-                    Origin::Restore(snapshot) => sandbox.restore(&snapshot),
-                };
-                let mut vm = match vm {
-                    Ok(vm) => vm,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                vm.set_policy(Box::new(Policy(ledger)));
-                if ready_tx.send(Ok(())).is_err() {
-                    return;
-                }
-                while let Ok((command, answer)) = rx.recv() {
-                    let reply = run_command(&mut vm, command, deadline);
-                    if answer.send(reply).is_err() {
-                        break;
-                    }
-                }
-            })
-            .map_err(|e| SandboxError::Unavailable { reason: format!("cannot start a VM thread: {e}") })?;
+        let (tx, requests) = mpsc::channel::<Request>();
+        let (ready, ready_rx) = oneshot::channel::<Result<(), SandboxError>>();
+        let mut job = Job { sandbox, origin, ledger, deadline, requests, ready };
+        loop {
+            let idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let Some(thread) = idle else {
+                spawn_worker(job)?;
+                break;
+            };
+            match thread.send(job) {
+                Ok(()) => break,
+                // That thread has ended; try the next.
+                Err(mpsc::SendError(back)) => job = back,
+            }
+        }
         ready_rx.await.map_err(|_| gone())??;
         Ok(VmThread { tx })
     }
