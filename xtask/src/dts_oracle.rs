@@ -12,11 +12,10 @@
 //! with `CODEMODE_NPM_CACHE`), the same place `cargo xtask ts-oracle` uses. Needs `node` and `npm`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 
-use crate::project_root;
+use crate::{project_root, typescript};
 
 const RUNNER: &str = r#"
 const fs = require("fs");
@@ -45,10 +44,7 @@ const JSON_SNAPSHOTS: &[&str] = &["all__api__api_guest_table.snap", "all__api__a
 
 pub fn run(args: &[String]) -> Result<()> {
     ensure!(args.is_empty(), "usage: cargo xtask dts-oracle");
-    let npm_dir = std::env::var_os("CODEMODE_NPM_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/codemode-npm")
-    });
-    install_typescript(&npm_dir)?;
+    let npm_dir = typescript::install()?;
 
     let snapshots = project_root().join("crates/codemode-mcp/tests/all/snapshots");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&snapshots)
@@ -80,20 +76,7 @@ pub fn run(args: &[String]) -> Result<()> {
         cases.push(serde_json::json!({ "name": name, "files": files }));
     }
     ensure!(cases.len() > 16, "expected the catalog snapshots in {}", snapshots.display());
-    let cases_path = work.join("cases.json");
-    let runner_path = work.join("runner.js");
-    std::fs::write(&cases_path, serde_json::to_vec(&cases)?)?;
-    std::fs::write(&runner_path, RUNNER)?;
-    let output = Command::new("node")
-        .arg(&runner_path)
-        .arg(&npm_dir)
-        .arg(&work)
-        .arg(&cases_path)
-        .output()
-        .context("running node (is it installed?)")?;
-    let _ = std::fs::remove_dir_all(&work);
-    ensure!(output.status.success(), "node failed: {}", String::from_utf8_lossy(&output.stderr));
-    let results: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).context("runner output")?;
+    let results = typescript::run_node(RUNNER, &npm_dir, &work, &[&work], &cases)?;
 
     let version = results.first().and_then(|r| r["version"].as_str()).unwrap_or("?").to_owned();
     let mut failures = 0;
@@ -125,23 +108,4 @@ fn snapshot_body(path: &Path) -> Result<String> {
         bail!("{} is not an insta snapshot", path.display());
     };
     Ok(body.to_owned())
-}
-
-/// Same as `ts_oracle`'s installer (kept private there).
-fn install_typescript(dir: &Path) -> Result<()> {
-    if dir.join("node_modules/typescript/package.json").exists() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir)?;
-    if !dir.join("package.json").exists() {
-        std::fs::write(dir.join("package.json"), "{\"private\":true}\n")?;
-    }
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .arg("typescript@5")
-        .status()
-        .context("running npm (is it installed?)")?;
-    ensure!(status.success(), "npm install typescript@5 failed");
-    Ok(())
 }

@@ -11,6 +11,7 @@ mod guest;
 #[cfg(test)]
 mod tidy;
 mod ts_oracle;
+mod typescript;
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);

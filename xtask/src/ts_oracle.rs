@@ -9,13 +9,12 @@
 //! `typescript@5` is installed with npm into `$HOME/.cache/codemode-npm` on first use (override
 //! with `CODEMODE_NPM_CACHE`). Needs `node` and `npm` on `PATH`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail, ensure};
 use codemode_ts::{Language, StripOptions, strip};
 
-use crate::project_root;
+use crate::{project_root, typescript};
 
 const RUNNER: &str = r#"
 const fs = require("fs");
@@ -48,10 +47,7 @@ async function run(script, filename) {
 pub fn run(args: &[String]) -> Result<()> {
     ensure!(args.is_empty(), "usage: cargo xtask ts-oracle");
     let root = project_root();
-    let npm_dir = std::env::var_os("CODEMODE_NPM_CACHE").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/codemode-npm")
-    });
-    install_typescript(&npm_dir)?;
+    let npm_dir = typescript::install()?;
 
     let fixtures = root.join("crates/codemode-ts/tests/fixtures");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&fixtures)
@@ -92,19 +88,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let work = std::env::temp_dir().join(format!("codemode-ts-oracle-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
-    let cases_path = work.join("cases.json");
-    let runner_path = work.join("runner.js");
-    std::fs::write(&cases_path, serde_json::to_vec(&cases)?)?;
-    std::fs::write(&runner_path, RUNNER)?;
-    let output = Command::new("node")
-        .arg(&runner_path)
-        .arg(&npm_dir)
-        .arg(&cases_path)
-        .output()
-        .context("running node (is it installed?)")?;
-    let _ = std::fs::remove_dir_all(&work);
-    ensure!(output.status.success(), "node failed: {}", String::from_utf8_lossy(&output.stderr));
-    let results: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).context("runner output")?;
+    let results = typescript::run_node(RUNNER, &npm_dir, &work, &[], &cases)?;
 
     let mut failures = 0;
     let version = results.first().and_then(|r| r["version"].as_str()).unwrap_or("?").to_owned();
@@ -196,22 +180,4 @@ fn expected_value(source: &str) -> Result<serde_json::Value> {
     let first = source.lines().next().unwrap_or_default();
     let json = first.strip_prefix("// expect:").context("first line must be `// expect: <json>`")?;
     Ok(serde_json::from_str(json.trim())?)
-}
-
-fn install_typescript(dir: &Path) -> Result<()> {
-    if dir.join("node_modules/typescript/package.json").exists() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(dir)?;
-    if !dir.join("package.json").exists() {
-        std::fs::write(dir.join("package.json"), "{\"private\":true}\n")?;
-    }
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .arg("typescript@5")
-        .status()
-        .context("running npm (is it installed?)")?;
-    ensure!(status.success(), "npm install typescript@5 failed");
-    Ok(())
 }

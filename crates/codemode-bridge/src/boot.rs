@@ -16,6 +16,10 @@ use crate::scope::{NamespaceTable, is_safe_segment};
 /// The guest global the prelude leaves for the boot script; it deletes itself on first call.
 pub const BOOT_FUNCTION: &str = "__codemode_boot";
 
+/// The guest global a two-stage boot leaves for the run's namespaces (see
+/// [`BootContext::api_script`]); it deletes itself on first call.
+pub const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
+
 /// The guest global that adapts a cell's return value (see [`wrap_cell`]).
 pub const RESULT_FUNCTION: &str = "__codemode_result";
 
@@ -107,6 +111,28 @@ impl BootContext {
         let json = self.boot_json()?.to_string();
         let literal = Value::String(json).to_string();
         Ok(format!("{BOOT_FUNCTION}({literal});"))
+    }
+}
+
+impl BootContext {
+    /// First stage of a two-stage boot: everything but the namespaces. Evaluate it once (for
+    /// example into a sandbox base image with `Sandbox::extend`); it leaves
+    /// [`NAMESPACES_FUNCTION`] for [`BootContext::namespaces_script`], which every run must then
+    /// evaluate before its cell (it removes the hook).
+    pub fn api_script(&self) -> Result<String, BridgeError> {
+        let mut json = self.boot_json()?;
+        if let Value::Object(map) = &mut json {
+            map.remove("namespaces");
+        }
+        let literal = Value::String(json.to_string()).to_string();
+        Ok(format!("{BOOT_FUNCTION}({literal});"))
+    }
+
+    /// Second stage of a two-stage boot: the run's namespaces (possibly none).
+    pub fn namespaces_script(&self) -> String {
+        let list = Value::Array(self.namespaces.descriptors()).to_string();
+        let literal = Value::String(list).to_string();
+        format!("{NAMESPACES_FUNCTION}({literal});")
     }
 }
 

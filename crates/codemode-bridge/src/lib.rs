@@ -80,8 +80,8 @@ mod sanitize;
 pub mod scope;
 
 pub use boot::{
-    BOOT_FUNCTION, BootContext, MCP_SERVER_HELPERS, RESULT_FUNCTION, TOOLS_HELPERS, decode_cell_value,
-    wrap_cell,
+    BOOT_FUNCTION, BootContext, MCP_SERVER_HELPERS, NAMESPACES_FUNCTION, RESULT_FUNCTION, TOOLS_HELPERS,
+    decode_cell_value, wrap_cell,
 };
 pub use budget::{
     BudgetLimits, BudgetRefusal, OutputAccumulator, OutputKind, OutputRefusal, RunBudgets,

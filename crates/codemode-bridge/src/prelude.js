@@ -4,7 +4,9 @@
 // captures the sandbox's two private imports and every intrinsic it needs, deletes the imports from
 // globalThis, and leaves two private globals:
 //   __codemode_boot(json)   - called once per run by the boot script; defines the guest API, then
-//                             deletes itself
+//                             deletes itself. Without `namespaces` in the JSON it leaves
+//                             __codemode_namespaces(json) instead: the API is then baked into a
+//                             base image once, and each run adds its namespaces (and deletes the hook)
 //   __codemode_result(v)    - encodes a cell's return value (see `wrap_cell` in boot.rs)
 // Everything that crosses to the host is restricted JSON text built by `encode` below; nothing here
 // calls a method that user code could have replaced after load (no `.push`, `.then`, `JSON.*`, ...).
@@ -642,6 +644,26 @@
     return build(descriptor.root);
   }
 
+  function defineNamespaces(list) {
+    const namespaces = {};
+    const globals = [];
+    for (let i = 0; i < list.length; i++) {
+      const d = list[i];
+      const value = makeNamespace(d);
+      lock(namespaces, d.globalName, value);
+      put(globals, globals.length, [d.globalName, value]);
+    }
+    defineGlobal("namespaces", objectFreeze(namespaces));
+    for (let i = 0; i < globals.length; i++) defineGlobal(globals[i][0], globals[i][1]);
+  }
+
+  // Second stage of a two-stage boot: the run's namespaces, on a VM whose base image already holds
+  // the rest of the API.
+  function bootNamespaces(namespacesJson) {
+    delete global.__codemode_namespaces;
+    defineNamespaces(jsonParse(namespacesJson));
+  }
+
   let booted = false;
   function boot(bootJson) {
     if (booted) throw new ErrorCtor("codemode: the guest API is already booted");
@@ -653,23 +675,25 @@
         "code mode bridge protocol mismatch: prelude speaks " + PROTOCOL + ", host speaks " + StringCtor(ctx.protocol),
       );
     }
-    const namespaces = {};
-    const globals = [];
-    for (let i = 0; i < ctx.namespaces.length; i++) {
-      const d = ctx.namespaces[i];
-      const value = makeNamespace(d);
-      lock(namespaces, d.globalName, value);
-      put(globals, globals.length, [d.globalName, value]);
-    }
     defineGlobal("ALL_TOOLS", ctx.allTools);
     defineGlobal("tools", makeTools(ctx.convenience));
     defineGlobal("MCP", makeMcp(ctx.mcp));
     defineGlobal("API", makeApi(ctx.files));
-    defineGlobal("namespaces", objectFreeze(namespaces));
     defineGlobal("text", text);
     defineGlobal("json", json);
     defineGlobal("yield_control", yieldControl);
-    for (let i = 0; i < globals.length; i++) defineGlobal(globals[i][0], globals[i][1]);
+    if (ctx.namespaces === undefined) {
+      // Two-stage boot: this state becomes a base image; each run then calls the hook once.
+      defineProperty(global, "__codemode_namespaces", {
+        __proto__: null,
+        value: bootNamespaces,
+        writable: false,
+        enumerable: false,
+        configurable: true,
+      });
+    } else {
+      defineNamespaces(ctx.namespaces);
+    }
   }
 
   defineProperty(global, "__codemode_boot", {

@@ -7,13 +7,12 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use codemode_core::hint::{RenderOptions, render_type};
-use codemode_core::ident::is_identifier_name;
+use codemode_core::hint::{RenderOptions, property_key, render_type, string_literal};
 use serde_json::{Map, Value};
 
 use crate::model::{McpServer, McpTool};
 use crate::names::NameTable;
-use crate::text::{comment_text, first_line, quote};
+use crate::text::{comment_text, first_line};
 
 /// Longest tool summary line in a JSDoc comment, in characters.
 pub const SUMMARY_MAX_CHARS: usize = 200;
@@ -231,7 +230,7 @@ fn property_declaration(
             left_out = true;
             continue;
         }
-        let key_text = if is_identifier_name(key) { key.clone() } else { quote(key) };
+        let key_text = property_key(key);
         let ty =
             render_type(sub, &tool.input_schema, &RenderOptions::default().with_max_chars(detail.type_chars));
         let _ = writeln!(body, "    {key_text}{}: {};", if optional { "?" } else { "" }, ty.text);
@@ -420,7 +419,7 @@ pub(crate) fn server_file(server: &McpServer, ident: &str, tools: &NameTable, bu
 
 /// A name shown inside a comment: quoted, neutralized, bounded.
 fn quote_for_comment(name: &str) -> String {
-    comment_text(&quote(&name.chars().take(120).collect::<String>()), 160)
+    comment_text(&string_literal(&name.chars().take(120).collect::<String>()), 160)
 }
 
 /// One line of the server list in `mcp/index.d.ts`.
@@ -467,7 +466,7 @@ pub(crate) fn index_file(lines: &[(String, String)], max_bytes: usize) -> String
     let mut names_len = 0usize;
     let mut listed = 0usize;
     for (ident, line) in lines {
-        let name = quote(ident);
+        let name = string_literal(ident);
         if out.len() + line.len() + names_len + name.len() + 3 + TAIL_RESERVE > max_bytes {
             break;
         }

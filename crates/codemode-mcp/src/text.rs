@@ -10,8 +10,6 @@
 //!    (no JSDoc tag can be injected);
 //! 5. the result is cut to a character budget, ending in `…` when cut.
 
-use std::fmt::Write as _;
-
 /// Whether `c` is a control, invisible or direction-changing character.
 pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
@@ -133,35 +131,5 @@ pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
         out.pop();
     }
     out.push('…');
-    out
-}
-
-/// A TypeScript string literal for `text`: JSON escaping plus `\uXXXX` for invisible and
-/// direction-changing characters, so the literal always shows what it contains.
-///
-/// Mirrors `codemode_core::hint`'s private quoting (property keys in rendered types are quoted the
-/// same way).
-pub(crate) fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if is_invisible(c) => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04X}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }

@@ -1,12 +1,13 @@
-//! `cargo bench -p codemode-sandbox` (or `cargo xtask bench sandbox`): the sandbox's hot
+//! `cargo bench -p codemode-sandbox`: the sandbox's hot
 //! operations side by side with the anchor, the npm package `quickjs-wasi` on Node, measured
 //! in the same invocation by `benches/anchor/anchor.mjs` (installed with npm into the target
 //! dir on first run). Set `CODEMODE_BENCH_NO_ANCHOR=1` to skip the anchor, `BENCH_ITERS=n`
 //! to change the iteration count.
 
+#[path = "anchor/run.rs"]
+mod anchor;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
@@ -90,58 +91,6 @@ fn ours(iters: usize) -> Vec<Row> {
     rows
 }
 
-fn anchor(iters: usize) -> Result<HashMap<String, Row>, String> {
-    if std::env::var_os("CODEMODE_BENCH_NO_ANCHOR").is_some() {
-        return Err("skipped (CODEMODE_BENCH_NO_ANCHOR)".into());
-    }
-    let src =
-        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo")).join("benches/anchor");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo")).join("../../target")
-    });
-    let dir = target.join("codemode-bench-anchor");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for f in ["anchor.mjs", "package.json"] {
-        std::fs::copy(src.join(f), dir.join(f)).map_err(|e| e.to_string())?;
-    }
-    if !dir.join("node_modules/quickjs-wasi/package.json").exists() {
-        let st = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--silent"])
-            .current_dir(&dir)
-            .status()
-            .map_err(|e| format!("npm: {e}"))?;
-        if !st.success() {
-            return Err("npm install quickjs-wasi failed".into());
-        }
-    }
-    let out = Command::new("node")
-        .arg("anchor.mjs")
-        .arg(iters.to_string())
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("node: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("anchor failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let mut rows = HashMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() >= 3 {
-            let parse = |s: &str| s.parse::<f64>().unwrap_or(f64::NAN);
-            rows.insert(
-                f[0].to_owned(),
-                Row {
-                    name: "",
-                    median_us: parse(f[1]),
-                    min_us: parse(f[2]),
-                    bytes: f.get(3).and_then(|b| b.parse().ok()),
-                },
-            );
-        }
-    }
-    Ok(rows)
-}
-
 fn main() {
     // Big native stack so wasm calls never need the on-demand stack segment.
     let h = std::thread::Builder::new().stack_size(64 << 20).spawn(real_main).unwrap();
@@ -151,7 +100,7 @@ fn main() {
 fn real_main() {
     let iters: usize = std::env::var("BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
     let rows = ours(iters);
-    let anchor = anchor(iters);
+    let anchor = anchor::run(&anchor::source_dir(), iters);
     if let Err(e) = &anchor {
         eprintln!("anchor unavailable: {e}");
     }

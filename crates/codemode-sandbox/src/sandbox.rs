@@ -14,15 +14,65 @@ use crate::vm::{Step, Vm};
 /// How long sandbox set-up (QuickJS init + prelude) may run.
 const SETUP_DEADLINE: Duration = Duration::from_secs(10);
 
-/// The state every VM starts from.
+/// The state every VM starts from, stored sparsely: the pages that differ from the pristine
+/// module memory (a base image costs its dirty pages, not the whole linear memory).
 pub(crate) struct BaseImage {
-    /// Dense linear memory after init + prelude.
-    pub image: Box<[u8]>,
-    /// Pages of `image` that differ from the pristine module memory.
+    /// Linear memory size of the base state, in bytes.
+    pub len: usize,
+    /// Pages that differ from the pristine module memory, ascending.
     pub dirty: Vec<u32>,
+    /// Their contents, `PAGE` bytes each, in the order of `dirty`.
+    pub pages: Box<[u8]>,
     pub ledger: Ledger,
     /// Identity of this base image (module hash + config + pages).
     pub id: u64,
+}
+
+impl BaseImage {
+    fn empty() -> BaseImage {
+        BaseImage { len: 0, dirty: Vec::new(), pages: Box::new([]), ledger: Ledger::default(), id: 0 }
+    }
+
+    /// The `k`-th dirty page's contents.
+    pub fn dirty_page(&self, k: usize) -> &[u8] {
+        &self.pages[k * PAGE..(k + 1) * PAGE]
+    }
+
+    /// Page `i` of the base state: its dirty copy, else the pristine page (zero past it).
+    pub fn page<'a>(&'a self, pristine: &'a [u8], i: usize) -> &'a [u8] {
+        match self.dirty.binary_search(&(i as u32)) {
+            Ok(k) => self.dirty_page(k),
+            Err(_) => base_page(pristine, i),
+        }
+    }
+
+    /// The base image of `vm`'s current state (after a setup script, with no guest frame live).
+    fn capture(vm: &Vm, compiled: &Compiled, config: &SandboxConfig) -> BaseImage {
+        let memory = vm.memory.data(&vm.store);
+        let pristine = &compiled.pristine;
+        let mut dirty = Vec::new();
+        let mut pages = Vec::new();
+        for (i, page) in memory.chunks(PAGE).enumerate() {
+            if page != base_page(pristine, i) {
+                dirty.push(i as u32);
+                pages.extend_from_slice(page);
+                pages.resize(dirty.len() * PAGE, 0);
+            }
+        }
+        // The base carries no per-run accounting: every run starts with zero stats and output.
+        let ledger =
+            Ledger { stats: Default::default(), output: Vec::new(), ..vm.store.data().ledger.clone() };
+        let id = {
+            let mut h = std::hash::DefaultHasher::new();
+            compiled.module_hash.hash(&mut h);
+            config.memory_limit_bytes.hash(&mut h);
+            memory.len().hash(&mut h);
+            dirty.hash(&mut h);
+            pages.hash(&mut h);
+            h.finish()
+        };
+        BaseImage { len: memory.len(), dirty, pages: pages.into_boxed_slice(), ledger, id }
+    }
 }
 
 pub(crate) struct SandboxInner {
@@ -56,7 +106,7 @@ impl Sandbox {
         let provisional = Arc::new(SandboxInner {
             config: config.clone(),
             compiled: compiled.clone(),
-            base: BaseImage { image: Box::new([]), dirty: Vec::new(), ledger: Ledger::default(), id: 0 },
+            base: BaseImage::empty(),
         });
         let mut vm = Vm::instantiate(provisional)?;
         let deadline = Instant::now() + SETUP_DEADLINE;
@@ -73,26 +123,38 @@ impl Sandbox {
             }
             vm.run_jobs(deadline)?;
         }
-        let image: Box<[u8]> = Box::from(vm.memory.data(&vm.store));
-        let pristine = &compiled.pristine;
-        let dirty: Vec<u32> = (0..image.len().div_ceil(PAGE))
-            .filter(|&i| base_page(&image, i) != base_page(pristine, i))
-            .map(|i| i as u32)
-            .collect();
-        // The base carries no per-run accounting: every run starts with zero stats and output.
-        let ledger =
-            Ledger { stats: Default::default(), output: Vec::new(), ..vm.store.data().ledger.clone() };
-        let id = {
-            let mut h = std::hash::DefaultHasher::new();
-            compiled.module_hash.hash(&mut h);
-            config.memory_limit_bytes.hash(&mut h);
-            image.hash(&mut h);
-            h.finish()
-        };
+        let base = BaseImage::capture(&vm, &compiled, &config);
+        drop(vm);
+        Ok(Sandbox { inner: Arc::new(SandboxInner { config, compiled, base }) })
+    }
+
+    /// A sandbox whose base image is this one's plus `script` (a classic global script, run once
+    /// here, named `name` in stack traces): per-catalog set-up that every VM would otherwise
+    /// repeat. Costs one VM start, the script, and a copy of the pages it changed. Snapshots of
+    /// one sandbox do not restore into the other.
+    pub fn extend(&self, script: &str, name: &str) -> Result<Sandbox, SandboxError> {
+        let mut vm = self.start()?;
+        let deadline = Instant::now() + SETUP_DEADLINE;
+        match vm.eval_script_named(script, name, deadline)? {
+            Step::Failed(error) => return Err(SandboxError::Prelude { error }),
+            Step::Completed { .. } | Step::Pending { .. } => {}
+        }
+        vm.run_jobs(deadline)?;
+        let inner = &self.inner;
+        let base = BaseImage::capture(&vm, &inner.compiled, &inner.config);
         drop(vm);
         Ok(Sandbox {
-            inner: Arc::new(SandboxInner { config, compiled, base: BaseImage { image, dirty, ledger, id } }),
+            inner: Arc::new(SandboxInner {
+                config: inner.config.clone(),
+                compiled: inner.compiled.clone(),
+                base,
+            }),
         })
+    }
+
+    /// Whether `other` is this sandbox (a clone of it): VMs of one start like VMs of the other.
+    pub fn is_same(&self, other: &Sandbox) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// The configuration this sandbox was built with.
@@ -110,12 +172,12 @@ impl Sandbox {
     /// A fresh VM in the base state (a restore of the base image; no init runs). `Math.random`
     /// is seeded per VM (from the OS, or the deterministic seed).
     pub fn start(&self) -> Result<Vm, SandboxError> {
-        let mut vm = self.fresh(self.inner.base.image.len() as u64)?;
+        let mut vm = self.fresh(self.inner.base.len as u64)?;
         let base = &self.inner.base;
         let mem = vm.memory.data_mut(&mut vm.store);
-        for &p in &base.dirty {
+        for (k, &p) in base.dirty.iter().enumerate() {
             let off = p as usize * PAGE;
-            mem[off..off + PAGE].copy_from_slice(base_page(&base.image, p as usize));
+            mem[off..off + PAGE].copy_from_slice(base.dirty_page(k));
         }
         vm.store.data_mut().ledger = base.ledger.clone();
         let seed = match self.inner.config.deterministic {
@@ -133,18 +195,19 @@ impl Sandbox {
         if d.module_hash != self.inner.compiled.module_hash || d.base_id != base.id {
             return Err(SandboxError::Snapshot { reason: "the snapshot belongs to another sandbox".into() });
         }
-        if d.mem_len < base.image.len() as u64 {
+        if d.mem_len < base.len as u64 {
             return Err(SandboxError::Snapshot { reason: "memory smaller than the base image".into() });
         }
         let mut vm = self.fresh(d.mem_len)?;
         let mem = vm.memory.data_mut(&mut vm.store);
-        for &p in &base.dirty {
+        for (k, &p) in base.dirty.iter().enumerate() {
             let off = p as usize * PAGE;
-            mem[off..off + PAGE].copy_from_slice(base_page(&base.image, p as usize));
+            mem[off..off + PAGE].copy_from_slice(base.dirty_page(k));
         }
+        let pristine = &self.inner.compiled.pristine;
         for (k, &p) in d.pages.iter().enumerate() {
             let off = p as usize * PAGE;
-            let b = base_page(&base.image, p as usize);
+            let b = base.page(pristine, p as usize);
             let x = &d.xor[k * PAGE..(k + 1) * PAGE];
             for ((dst, a), b) in mem[off..off + PAGE].iter_mut().zip(x).zip(b) {
                 *dst = a ^ b;

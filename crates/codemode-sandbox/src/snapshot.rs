@@ -52,7 +52,7 @@ fn zero_page() -> &'static [u8; PAGE] {
     &Z
 }
 
-/// The base image's page `i` (zero beyond the base image).
+/// Page `i` of a dense image (zero beyond its end).
 pub(crate) fn base_page(base: &[u8], i: usize) -> &[u8] {
     base.get(i * PAGE..(i + 1) * PAGE).unwrap_or(zero_page())
 }
@@ -94,11 +94,20 @@ impl Snapshot {
     }
 
     pub(crate) fn capture(sb: &SandboxInner, memory: &[u8], ledger: &Ledger, cell_running: bool) -> Snapshot {
-        let base = &sb.base.image;
+        let base = &sb.base;
+        let pristine = &sb.compiled.pristine;
         let mut pages = Vec::new();
         let mut xor = Vec::new();
+        // `base.dirty` is ascending, like `i`: walk it alongside instead of searching it.
+        let mut next_dirty = 0;
         for (i, page) in memory.chunks(PAGE).enumerate() {
-            let b = base_page(base, i);
+            let b = match base.dirty.get(next_dirty) {
+                Some(&d) if d as usize == i => {
+                    next_dirty += 1;
+                    base.dirty_page(next_dirty - 1)
+                }
+                _ => base_page(pristine, i),
+            };
             if page != b {
                 pages.push(i as u32);
                 xor.extend(page.iter().zip(b).map(|(x, y)| x ^ y));

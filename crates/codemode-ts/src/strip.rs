@@ -2,6 +2,7 @@
 //! place (so every line and column of runtime code stays where the user wrote it), plus the few
 //! lowerings that need generated code: parameter properties and enums.
 
+use codemode_core::ident;
 use oxc::ast::ast::{
     AccessorPropertyType, BindingPattern, Class, ClassBody, ClassElement, Declaration, Decorator, Expression,
     FormalParameter, ImportOrExportKind, MethodDefinition, MethodDefinitionKind, MethodDefinitionType,
@@ -240,64 +241,13 @@ fn namespace_is_type_only(ns: &TSNamespaceDeclaration<'_>) -> bool {
     }
 }
 
+/// Whether an enum member name can be bound as `var <name> = ...`: identifier syntax and not a
+/// reserved word (the [`codemode_core::ident`] rules), except that the prototype-chain names that
+/// list adds for catalog safety (`__proto__`, `constructor`, `prototype`) are ordinary bindings
+/// here, so an enum member of that name can still be referenced by later members.
 fn is_plain_identifier(s: &str) -> bool {
-    const RESERVED: &[&str] = &[
-        "await",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "debugger",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "export",
-        "extends",
-        "false",
-        "finally",
-        "for",
-        "function",
-        "if",
-        "implements",
-        "import",
-        "in",
-        "instanceof",
-        "interface",
-        "let",
-        "new",
-        "null",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "return",
-        "static",
-        "super",
-        "switch",
-        "this",
-        "throw",
-        "true",
-        "try",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "with",
-        "yield",
-        "arguments",
-        "eval",
-        "undefined",
-        "NaN",
-        "Infinity",
-    ];
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        && !RESERVED.contains(&s)
+    ident::is_identifier_name(s)
+        && (!ident::is_reserved_word(s) || matches!(s, "__proto__" | "constructor" | "prototype"))
 }
 
 /// A double-quoted JavaScript string literal for `s`.

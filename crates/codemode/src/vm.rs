@@ -1,7 +1,7 @@
 //! The VM thread: one dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the
 //! async runtime never blocks on guest code. The async side sends commands and awaits answers.
 //! Threads are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the
-//! next run instead of exiting.
+//! next run instead of exiting, holding a VM already started for it.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -88,7 +88,10 @@ struct Job {
     ledger: SharedLedger,
     deadline: Instant,
     requests: mpsc::Receiver<Request>,
-    ready: oneshot::Sender<Result<(), SandboxError>>,
+    /// Run right after the VM is ready; its answer comes back with the readiness (one hand-off
+    /// for start + boot).
+    first: Option<Command>,
+    ready: oneshot::Sender<Result<Option<Answer>, SandboxError>>,
 }
 
 fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
@@ -96,12 +99,14 @@ fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
     IDLE.get_or_init(Default::default)
 }
 
-/// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped.
-fn run_job(job: Job) {
-    let Job { sandbox, origin, ledger, deadline, requests, ready } = job;
-    let vm = match origin {
-        Origin::Fresh => sandbox.start(),
-        Origin::Restore(snapshot) => sandbox.restore(&snapshot),
+/// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped. `spare` is a
+/// VM started ahead of time from the job's sandbox, used for a fresh run.
+fn run_job(job: Job, spare: Option<Vm>) {
+    let Job { sandbox, origin, ledger, deadline, requests, first, ready } = job;
+    let vm = match (origin, spare) {
+        (Origin::Fresh, Some(vm)) => Ok(vm),
+        (Origin::Fresh, None) => sandbox.start(),
+        (Origin::Restore(snapshot), _) => sandbox.restore(&snapshot),
     };
     let mut vm = match vm {
         Ok(vm) => vm,
@@ -111,7 +116,8 @@ fn run_job(job: Job) {
         }
     };
     vm.set_policy(Box::new(Policy(ledger)));
-    if ready.send(Ok(())).is_err() {
+    let first = first.map(|command| run_command(&mut vm, command, deadline));
+    if ready.send(Ok(first)).is_err() {
         return;
     }
     while let Ok((command, answer)) = requests.recv() {
@@ -123,10 +129,18 @@ fn run_job(job: Job) {
 }
 
 /// A VM thread's life: jobs one after another, idle in between (at most [`MAX_IDLE_THREADS`] wait;
-/// past that the thread ends).
+/// past that the thread ends). While idle it holds a VM already started from the sandbox of its
+/// last run, so the next fresh run of that sandbox skips the start (restoring the base image).
 fn worker(jobs: mpsc::Receiver<Job>, me: mpsc::Sender<Job>) {
+    let mut spare: Option<(Sandbox, Vm)> = None;
     while let Ok(job) = jobs.recv() {
-        run_job(job);
+        let vm = match spare.take() {
+            Some((sandbox, vm)) if sandbox.is_same(&job.sandbox) => Some(vm),
+            _ => None,
+        };
+        let sandbox = job.sandbox.clone();
+        run_job(job, vm);
+        spare = sandbox.start().ok().map(|vm| (sandbox, vm));
         let mut idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() >= MAX_IDLE_THREADS {
             return;
@@ -159,9 +173,36 @@ impl VmThread {
         ledger: SharedLedger,
         deadline: Instant,
     ) -> Result<VmThread, SandboxError> {
+        Ok(VmThread::launch(sandbox, origin, ledger, deadline, None).await?.0)
+    }
+
+    /// Starts a fresh VM, evaluates the boot script, then starts the cell: one hand-off to the VM
+    /// thread for all three.
+    pub(crate) async fn start_and_boot(
+        sandbox: Sandbox,
+        ledger: SharedLedger,
+        deadline: Instant,
+        boot: String,
+        cell: String,
+        file: &'static str,
+    ) -> Result<(VmThread, StepAnswer), SandboxError> {
+        let first = Command::Boot { boot, cell, file };
+        match VmThread::launch(sandbox, Origin::Fresh, ledger, deadline, Some(first)).await? {
+            (vm, Some(Answer::Step(step))) => Ok((vm, step)),
+            _ => Err(gone()),
+        }
+    }
+
+    async fn launch(
+        sandbox: Sandbox,
+        origin: Origin,
+        ledger: SharedLedger,
+        deadline: Instant,
+        first: Option<Command>,
+    ) -> Result<(VmThread, Option<Answer>), SandboxError> {
         let (tx, requests) = mpsc::channel::<Request>();
-        let (ready, ready_rx) = oneshot::channel::<Result<(), SandboxError>>();
-        let mut job = Job { sandbox, origin, ledger, deadline, requests, ready };
+        let (ready, ready_rx) = oneshot::channel();
+        let mut job = Job { sandbox, origin, ledger, deadline, requests, first, ready };
         loop {
             let idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner()).pop();
             let Some(thread) = idle else {
@@ -174,23 +215,14 @@ impl VmThread {
                 Err(mpsc::SendError(back)) => job = back,
             }
         }
-        ready_rx.await.map_err(|_| gone())??;
-        Ok(VmThread { tx })
+        let first = ready_rx.await.map_err(|_| gone())??;
+        Ok((VmThread { tx }, first))
     }
 
     async fn request(&self, command: Command) -> Result<Answer, SandboxError> {
         let (answer_tx, answer_rx) = oneshot::channel();
         self.tx.send((command, answer_tx)).map_err(|_| gone())?;
         answer_rx.await.map_err(|_| gone())
-    }
-
-    /// Evaluates the boot script, then starts the cell.
-    pub(crate) async fn boot(&self, boot: String, cell: String, file: &'static str) -> StepAnswer {
-        match self.request(Command::Boot { boot, cell, file }).await {
-            Ok(Answer::Step(step)) => step,
-            Ok(Answer::Snapshot(_)) => StepAnswer { step: Err(gone()), calls: Vec::new() },
-            Err(e) => StepAnswer { step: Err(e), calls: Vec::new() },
-        }
     }
 
     /// Settles host calls, then runs jobs.

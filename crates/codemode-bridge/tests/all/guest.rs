@@ -657,3 +657,55 @@ fn shared_scope_references_stay_shared_in_the_guest() {
         assert_eq!(ctx.namespaces.resolve(namespace, path).unwrap().marker.tool_name, "t1");
     }
 }
+
+/// A two-stage boot (the API baked into a base image with `Sandbox::extend`, the namespaces added
+/// per run) gives the cell exactly what the one-stage boot gives, and leaves no hook behind.
+#[test]
+fn two_stage_boot_matches_one_stage() {
+    let probe = r#"
+        const names = Object.getOwnPropertyNames(globalThis).filter((n) => /^(ALL_TOOLS|tools|MCP|API|namespaces|text|json|yield_control|Issues|__codemode_.*)$/.test(n));
+        const described = names.map((n) => { const d = Object.getOwnPropertyDescriptor(globalThis, n); return [n, typeof d.value, d.writable, d.enumerable, d.configurable]; });
+        return {
+          described: described.sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+          hooks: [typeof __codemode_boot, typeof __codemode_namespaces],
+          tools: ALL_TOOLS.map((t) => t.id),
+          convenience: Object.keys(tools),
+          mcp: Object.keys(MCP),
+          files: (await API.list("mcp")).map((f) => f.path),
+          issues: [Object.keys(namespaces), Issues.repository, await Issues.list({ state: "open" })],
+        };
+    "#;
+    let ctx = sample_context();
+    let one = run(probe).result.expect("one-stage boot");
+
+    let baked = sandbox().extend(&ctx.api_script().unwrap(), "boot.js").unwrap();
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let mut vm = baked.start().unwrap();
+    vm.set_policy(Box::new(Policy(ledger.clone())));
+    let step = vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
+    assert!(matches!(step, Step::Completed { .. }), "namespaces boot failed: {step:?}");
+    let step = vm.eval_cell(&wrap_cell(probe), "user.js", deadline()).unwrap();
+    let two = drive(&mut vm, step, &ledger, &mut echo_host).result.expect("two-stage boot");
+    assert_eq!(one, two);
+    assert_eq!(two["hooks"], json!(["undefined", "undefined"]));
+    assert_eq!(two["issues"][0], json!(["Issues"]));
+
+    // Without the second stage, the API is there and the hook is still waiting (the runtime always
+    // runs it before the cell); with it twice, the second call finds no hook.
+    let mut vm = baked.start().unwrap();
+    vm.set_policy(Box::new(Policy(ledger.clone())));
+    let step = vm
+        .eval_cell(
+            &wrap_cell("return [typeof tools, typeof __codemode_namespaces, typeof namespaces]"),
+            "user.js",
+            deadline(),
+        )
+        .unwrap();
+    assert_eq!(
+        drive(&mut vm, step, &ledger, &mut echo_host).result.unwrap(),
+        json!(["object", "function", "undefined"])
+    );
+    let mut vm = baked.start().unwrap();
+    vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
+    assert!(matches!(vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap(), Step::Failed(_)));
+}

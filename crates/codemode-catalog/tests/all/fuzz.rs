@@ -1,27 +1,17 @@
 //! The search fuzz check on pseudo-random and corpus-like inputs.
 
 use codemode_catalog::fuzz::check_search;
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use codemode_core::fuzz::XorShift;
 
 #[test]
 fn random_inputs() {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(XorShift::DEFAULT_SEED);
     let alphabet = b"abcdeilnorstu_-. :ISXZ0123456789\xff\xc3\xa9";
     for _ in 0..2_000 {
-        let len = (rng.next() % 48) as usize;
+        let len = (rng.next_u64() % 48) as usize;
         let data: Vec<u8> = (0..len)
             .map(|_| {
-                let r = rng.next();
+                let r = rng.next_u64();
                 if r.is_multiple_of(4) {
                     (r >> 8) as u8
                 } else {

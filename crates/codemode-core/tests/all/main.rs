@@ -1,6 +1,7 @@
 //! codemode-core integration tests: one binary, a module per area.
 
 mod config;
+mod fuzz;
 mod hint;
 mod ident;
 mod wire;

@@ -1,32 +1,12 @@
 //! The fuzz check on a corpus and on a few thousand pseudo-random inputs (stable Rust, no extra
 //! dependencies), plus the TypeScript oracle on part of them.
 
+use codemode_core::fuzz::XorShift;
 use codemode_mcp::fuzz::{check_render, servers_from_bytes, small_options};
 use codemode_mcp::{McpApi, McpApiOptions};
 use serde_json::{Value, json};
 
 use crate::support::assert_valid_dts;
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
 
 const PIECES: &[&str] = &[
     "a",
@@ -129,7 +109,7 @@ fn corpus_inputs_never_panic() {
 
 #[test]
 fn pseudo_random_inputs_never_panic_and_stay_valid_typescript() {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(XorShift::DEFAULT_SEED);
     for i in 0..1_000 {
         let value = servers(&mut rng);
         let bytes = serde_json::to_vec(&value).expect("json");
@@ -145,7 +125,7 @@ fn pseudo_random_inputs_never_panic_and_stay_valid_typescript() {
         }
     }
     for _ in 0..500 {
-        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| (rng.next() & 0xff) as u8).collect();
+        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| (rng.next_u64() & 0xff) as u8).collect();
         check_render(&bytes);
         let mixed: String =
             (0..rng.below(40)).map(|_| rng.pick(&["\n", "\t", "*/", "a", "-", "é", "{", "\""])).collect();

@@ -333,3 +333,44 @@ fn unusable_module_cache_directory_only_costs_the_compile() {
     assert!(std::fs::metadata(&file).unwrap().is_file());
     let _ = std::fs::remove_file(&file);
 }
+
+/// `Sandbox::extend`: the script runs once; every VM of the new sandbox starts with its effects,
+/// the original is untouched, and snapshots stay with the sandbox that made them.
+#[test]
+fn extend_bakes_a_script_into_the_base_image() {
+    let _g = serial();
+    let base = crate::sandbox();
+    let script = "globalThis.catalog = Object.freeze({ size: 677, names: ['a', 'b'] }); let counter = 0;";
+    let extended = base.extend(script, "catalog.js").unwrap();
+    for _ in 0..3 {
+        let mut vm = extended.start().unwrap();
+        let step =
+            vm.eval_cell("counter += 1; return [catalog.size, catalog.names, counter]", "user.js", soon());
+        assert_eq!(step.unwrap(), completed("[677,[\"a\",\"b\"],1]"), "every VM starts from the baked state");
+    }
+    let mut plain = base.start().unwrap();
+    assert_eq!(
+        plain.eval_cell("return typeof catalog", "user.js", soon()).unwrap(),
+        completed("\"undefined\"")
+    );
+
+    // A snapshot of the extended sandbox restores there and continues; not into the original.
+    let mut vm = extended.start().unwrap();
+    let step =
+        vm.eval_cell("const r = await host('echo', 2); return r + catalog.size", "user.js", soon()).unwrap();
+    assert!(matches!(step, Step::Pending { .. }), "{step:?}");
+    let snapshot = vm.snapshot().unwrap();
+    drop(vm);
+    assert!(matches!(base.restore(&snapshot), Err(SandboxError::Snapshot { .. })));
+    let mut restored = extended.restore(&snapshot).unwrap();
+    let call = restored.take_host_calls().pop().unwrap();
+    restored.deliver(call.id, crate::dispatch(&call.payload), soon()).unwrap();
+    assert_eq!(restored.run_jobs(soon()).unwrap(), completed("679"));
+
+    // A script that throws is an error naming it, and the original sandbox still works.
+    let err = base.extend("throw new TypeError('bad catalog')", "catalog.js").unwrap_err();
+    let SandboxError::Prelude { error } = err else { panic!("{err:?}") };
+    assert_eq!((error.name.as_str(), error.message.as_str()), ("TypeError", "bad catalog"));
+    assert!(error.stack.contains("catalog.js"), "{}", error.stack);
+    assert_eq!(base.start().unwrap().eval_cell("return 1", "user.js", soon()).unwrap(), completed("1"));
+}

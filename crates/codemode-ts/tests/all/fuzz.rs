@@ -1,25 +1,12 @@
 //! Stable-Rust driver for `codemode_ts::fuzz::check_strip`: pseudo-random bytes plus token soup
 //! that is likely to parse, so the stripping paths are exercised, not only the error paths.
 
+use codemode_core::fuzz::XorShift;
 use codemode_ts::fuzz::check_strip;
 
 /// Iterations per randomized test: 3,000 by default, more with `CODEMODE_FUZZ_ITERATIONS`.
 fn iterations() -> usize {
     std::env::var("CODEMODE_FUZZ_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000)
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 const TOKENS: &[&str] = &[
@@ -90,22 +77,22 @@ const TOKENS: &[&str] = &[
 
 #[test]
 fn random_bytes_never_panic() {
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(XorShift::DEFAULT_SEED);
     for _ in 0..iterations() {
         let len = rng.below(64);
-        let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         check_strip(&data);
     }
 }
 
 #[test]
 fn token_soup_never_panics_and_keeps_lines() {
-    let mut rng = XorShift(0xD1B5_4A32_D192_ED03);
+    let mut rng = XorShift::new(0xD1B5_4A32_D192_ED03);
     let mut accepted = 0;
     let total = iterations();
     for _ in 0..total {
         let n = 1 + rng.below(24);
-        let source: String = (0..n).map(|_| TOKENS[rng.below(TOKENS.len())]).collect();
+        let source: String = (0..n).map(|_| rng.pick(TOKENS)).collect();
         check_strip(source.as_bytes());
         accepted += usize::from(crate::ts(&source).is_ok());
     }
@@ -172,7 +159,7 @@ const STATEMENTS: &[&str] = &[
 
 #[test]
 fn statement_soup_strips_to_valid_javascript() {
-    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let mut rng = XorShift::new(0x2545_F491_4F6C_DD1D);
     let separators = ["\n", ";\n", "; ", "\n\n"];
     let mut accepted = 0;
     let total = iterations() / 2;
@@ -181,9 +168,9 @@ fn statement_soup_strips_to_valid_javascript() {
         let mut source = String::new();
         for i in 0..n {
             if i > 0 {
-                source.push_str(separators[rng.below(separators.len())]);
+                source.push_str(rng.pick(&separators));
             }
-            source.push_str(STATEMENTS[rng.below(STATEMENTS.len())]);
+            source.push_str(rng.pick(STATEMENTS));
         }
         check_strip(source.as_bytes());
         accepted += usize::from(crate::ts(&source).is_ok());

@@ -84,6 +84,12 @@ fn enums_evaluate_like_typescript_shapes() {
     let out = code("enum K { 'a-b' = 1, default = 2 }");
     assert!(out.contains("$cm$m(\"a-b\", 1)") && out.contains("$cm$m(\"default\", 2)"), "{out}");
     assert!(!out.contains("var default"), "{out}");
+    // Prototype-chain names are plain bindings here (unlike catalog names), so later members can
+    // refer to them.
+    let out = code("enum P { constructor = 1, prototype = constructor + 1, __proto__ = 3 }");
+    assert!(out.contains("var constructor = $cm$m(\"constructor\", 1);"), "{out}");
+    assert!(out.contains("var prototype = $cm$m(\"prototype\", constructor + 1);"), "{out}");
+    assert!(out.contains("var __proto__ = $cm$m(\"__proto__\", 3);"), "{out}");
 }
 
 #[test]
