@@ -74,7 +74,7 @@ fn main() -> Result<()> {
         (false, None) => default_module_cache(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         match cli.command {
             Command::Demo => codemode_cli::demo::run(std::io::stdout().is_terminal(), cache).await,
             Command::Exec { catalog, config, language, code } => {
@@ -83,7 +83,10 @@ fn main() -> Result<()> {
             Command::Session { catalog, config } => session(build_engine(catalog, config, cache)?).await,
             Command::Serve { config } => codemode_cli::serve::run(&config, cache).await,
         }
-    })
+    });
+    // Do not wait for a blocking stdin read that may never return (serve stopped by a signal).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    result
 }
 
 fn init_tracing() {

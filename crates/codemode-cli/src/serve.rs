@@ -1009,7 +1009,19 @@ pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -
     tokio::select! {
         result = service.waiting() => { result?; }
         _ = tokio::signal::ctrl_c() => { tracing::info!("interrupted"); }
+        _ = terminated() => { tracing::info!("terminated"); }
     }
     gateway.shutdown().await;
+    tracing::info!("codemode serve: upstream servers stopped");
     Ok(())
+}
+
+/// Resolves on SIGTERM (what MCP clients and process managers send to stop a server).
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        signal.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await
 }

@@ -367,3 +367,65 @@ async fn cancelling_exec_cancels_the_upstream_call() {
     assert_eq!(s.value("return 'still serving'").await, "still serving");
     s.stop().await;
 }
+
+fn process_gone(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // A zombie has exited; only its parent's (or init's) reaping is left.
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// The gateway stops the upstream servers it started when the client closes stdin and on SIGTERM,
+/// even an upstream that ignores its stdin closing (it has to be signalled).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_processes_are_stopped_when_the_gateway_exits() {
+    for how in ["stdin closed", "SIGTERM"] {
+        let dir = temp_dir(&format!("exit-{}", how.replace(' ', "-")));
+        let script = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+            .join("tests/fixtures/scripted_upstream.py");
+        let config = dir.join("codemode.json");
+        std::fs::write(
+            &config,
+            json!({ "mcpServers": { "scripted": {
+                "command": "python3", "args": [script], "env": { "SCRIPTED_IGNORE_EOF": "1" }
+            } } })
+            .to_string(),
+        )
+        .unwrap();
+        let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(dir.join("stderr.log")).unwrap()))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdout, stdin) = (serve.stdout.take().unwrap(), serve.stdin.take().unwrap());
+        let client = ().serve((stdout, stdin)).await.unwrap();
+        let mut params = CallToolRequestParams::new("exec");
+        params.arguments = json!({ "code": "return (await MCP.scripted.pid({})).structuredContent.pid" })
+            .as_object()
+            .cloned();
+        let result = client.call_tool(params).await.unwrap().structured_content.unwrap();
+        let upstream = result["value"].as_u64().unwrap_or_else(|| panic!("{result}"));
+        assert!(!process_gone(upstream), "the upstream runs while the gateway does");
+        match how {
+            "stdin closed" => drop(client.cancel().await),
+            _ => {
+                let status = std::process::Command::new("kill")
+                    .args(["-TERM", &serve.id().unwrap().to_string()])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+        }
+        let exit = tokio::time::timeout(Duration::from_secs(20), serve.wait()).await;
+        let stderr = std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default();
+        let exit =
+            exit.unwrap_or_else(|_| panic!("{how}: the gateway did not exit; stderr: {stderr}")).unwrap();
+        assert!(exit.success(), "{how}: {exit:?}; stderr: {stderr}");
+        eventually(&format!("{how}: upstream {upstream} stopped"), || process_gone(upstream)).await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
