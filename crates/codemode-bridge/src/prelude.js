@@ -178,9 +178,24 @@
   // Array.prototype would run inside it; here nothing can). JSON.stringify is used on strings only.
 
   // The JSON text of `value`, or undefined when it has none (undefined, a function, a symbol).
+  // One state object serves every encode; a re-entrant encode (a getter that calls a tool while
+  // its object is being encoded) gets its own.
+  const sharedState = { __proto__: null, ancestors: null, root: null, nodes: 0, what: "", busy: false };
   function encode(value, what) {
-    const state = { __proto__: null, ancestors: null, nodes: 0, what };
-    return walk(value, state, 0);
+    if (sharedState.busy) {
+      return walk(value, { __proto__: null, ancestors: null, root: null, nodes: 0, what, busy: true }, 0);
+    }
+    const state = sharedState;
+    state.busy = true;
+    state.nodes = 0;
+    state.what = what;
+    try {
+      return walk(value, state, 0);
+    } finally {
+      state.busy = false;
+      state.root = null;
+      state.ancestors = null;
+    }
   }
 
   function tagOf(v) {
@@ -209,6 +224,35 @@
 
   function quote(s) {
     return jsonStringify(wellFormed(s));
+  }
+
+  // Quoted object keys, reused across calls (keys repeat: "query", "id", ...). Prototype-less, so
+  // user code cannot reach or poison it; bounded so hostile key floods do not grow it.
+  const quotedKeys = objectCreate(null);
+  let quotedKeyCount = 0;
+  function quoteKey(key) {
+    const cached = quotedKeys[key];
+    if (cached !== undefined) return cached;
+    const q = quote(key);
+    if (quotedKeyCount < 4096 && key.length <= 64) {
+      quotedKeys[key] = q;
+      quotedKeyCount++;
+    }
+    return q;
+  }
+
+  // The JSON text of a property value: primitives inline (the common case), the rest by `walk`.
+  function member(x, state, depth) {
+    switch (typeof x) {
+      case "string":
+        return quote(x);
+      case "number":
+        // Finite numbers: ToString is exactly JSON's number form. `x - x` is NaN for NaN/±Infinity.
+        return x - x === 0 ? "" + x : "null";
+      case "boolean":
+        return x ? "true" : "false";
+    }
+    return walk(x, state, depth);
   }
 
   // The JSON text of `v`, or undefined for a value that has no JSON form.
@@ -297,23 +341,30 @@
   }
 
   function container(v, state, depth) {
-    // Ancestors form a linked list of prototype-less cells (at most 64 long).
-    for (let a = state.ancestors; a !== null; a = a.up) {
-      if (a.value === v) {
-        throw typeError(state.what + ": value is circular; the Code Mode bridge accepts JSON-compatible values only");
-      }
+    // Ancestors: the root container, then a linked list of prototype-less cells (at most 63 long).
+    let circular = depth > 0 && state.root === v;
+    for (let a = state.ancestors; a !== null && !circular; a = a.up) circular = a.value === v;
+    if (circular) {
+      throw typeError(state.what + ": value is circular; the Code Mode bridge accepts JSON-compatible values only");
     }
     if (depth >= MAX_DEPTH) {
       throw typeError(state.what + ": value nests deeper than 64 levels; the Code Mode bridge accepts at most 64");
     }
     const parent = state.ancestors;
-    state.ancestors = { __proto__: null, value: v, up: parent };
+    if (depth === 0) state.root = v;
+    else state.ancestors = { __proto__: null, value: v, up: parent };
     let out;
     if (isArray(v)) {
       out = "[";
       const n = readProperty(v, "length", state);
       for (let i = 0; i < n; i++) {
-        const item = walk(readProperty(v, i, state), state, depth + 1);
+        let x;
+        try {
+          x = v[i];
+        } catch (e) {
+          throw typeError(state.what + ': reading property "' + i + '" threw: ' + describeThrown(e));
+        }
+        const item = member(x, state, depth + 1);
         out += (i > 0 ? "," : "") + (item === undefined ? "null" : item);
       }
       out += "]";
@@ -323,8 +374,14 @@
       const n = keys.length;
       for (let i = 0; i < n; i++) {
         const key = keys[i];
-        const item = walk(readProperty(v, key, state), state, depth + 1);
-        if (item !== undefined) out += (out.length > 1 ? "," : "") + quote(key) + ":" + item;
+        let x;
+        try {
+          x = v[key];
+        } catch (e) {
+          throw typeError(state.what + ': reading property "' + shortKey(key) + '" threw: ' + describeThrown(e));
+        }
+        const item = member(x, state, depth + 1);
+        if (item !== undefined) out += (out.length > 1 ? "," : "") + quoteKey(key) + ":" + item;
       }
       out += "}";
     }
@@ -367,11 +424,21 @@
     return quote(value);
   }
 
+  // The hot path (every tool call): no closure, no message built unless it is needed.
   function callTool(op, id, input, what) {
-    return request(op, function () {
+    let members;
+    try {
+      if (typeof id !== "string") throw typeError(what + ": id must be a string");
       const text = encodeArgument(input, what);
-      return field("id", requireString(id, what + ": id")) + (text === undefined ? "" : field("input", text));
-    });
+      members = ',"id":' + quote(id) + (text === undefined ? "" : ',"input":' + text);
+    } catch (e) {
+      return rejected(e);
+    }
+    try {
+      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + members + "}");
+    } catch (e) {
+      return rejected(e);
+    }
   }
 
   function objectInput(input, what) {

@@ -463,6 +463,46 @@ fn adapter_rejects_cycles_depth_binary_and_throwing_getters_catchably() {
     );
 }
 
+/// The encoder's fast paths: a cycle back to the root or to a deeper ancestor is caught, shared
+/// (non-circular) references are fine, a getter that calls a tool while its object is being
+/// encoded gets a consistent encoding (re-entrant), and quoted keys are reused correctly.
+#[test]
+fn adapter_fast_paths_keep_their_guarantees() {
+    let outcome = run(r#"
+        const out = {};
+        const root = { a: { b: {} } }; root.a.b.back = root;
+        const inner = { a: { b: {} } }; inner.a.b.back = inner.a;
+        const shared = { x: 1 }; const twice = { l: shared, r: shared, arr: [shared, shared] };
+        for (const [k, v] of Object.entries({ root, inner, twice })) {
+          try { out[k] = (await tools.callValue("x", v)).input; } catch (e) { out[k] = e.message; }
+        }
+        const reentrant = { get g() { tools.callValue("inner", { depth: 2, list: [1, { k: "v" }] }); return "got"; }, n: 1 };
+        out.reentrant = (await tools.callValue("outer", { obj: reentrant, after: [true, null] })).input;
+        out.keys = [];
+        // JSON.parse makes `__proto__` an own data key (an object literal would set the prototype).
+        const own = JSON.parse('{"__proto__": 1}');
+        for (const v of [own, { "é\ud800": 2 }, { "é\ud800": 3, "\"q": 4 }, { constructor: 5 }, own]) {
+          out.keys.push((await tools.callValue("x", v)).input);
+        }
+        return out;
+        "#);
+    let v = outcome.result.expect("cell completes");
+    let circular =
+        "tools.callValue: value is circular; the Code Mode bridge accepts JSON-compatible values only";
+    assert_eq!(v["root"], circular);
+    assert_eq!(v["inner"], circular);
+    assert_eq!(v["twice"], json!({ "l": { "x": 1 }, "r": { "x": 1 }, "arr": [{ "x": 1 }, { "x": 1 }] }));
+    assert_eq!(v["reentrant"], json!({ "obj": { "g": "got", "n": 1 }, "after": [true, null] }));
+    let inner =
+        outcome.requests.iter().find(|r| matches!(r, HostRequest::CallValue { id, .. } if id == "inner"));
+    let Some(HostRequest::CallValue { input, .. }) = inner else { panic!("{:?}", outcome.requests) };
+    assert_eq!(input, &Some(json!({ "depth": 2, "list": [1, { "k": "v" }] })));
+    assert_eq!(
+        v["keys"],
+        json!([{ "__proto__": 1 }, { "é\u{fffd}": 2 }, { "é\u{fffd}": 3, "\"q": 4 }, { "constructor": 5 }, { "__proto__": 1 }])
+    );
+}
+
 #[test]
 fn host_errors_are_plain_catchable_errors() {
     let ledger = Ledger::new(BudgetLimits::default(), 65_536);
