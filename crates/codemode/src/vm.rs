@@ -66,7 +66,16 @@ enum Answer {
     Snapshot(Result<Snapshot, SandboxError>),
 }
 
-type Request = (Command, oneshot::Sender<Answer>);
+/// A command, when it was sent, and where its answer goes.
+type Request = (Command, Instant, oneshot::Sender<Answer>);
+
+/// The deadline a step sent at `sent` runs under: the run's deadline, moved out by the time the
+/// command spent reaching the VM thread (and the VM spent starting). The runtime checks the
+/// deadline before it sends; without this, a command sent just in time could find the deadline
+/// passed on arrival and fail as a timeout without running any guest code.
+fn step_deadline(deadline: Instant, sent: Instant) -> Instant {
+    deadline + sent.elapsed()
+}
 
 /// Handle to a VM thread. Dropping it ends the thread (after its current step).
 pub(crate) struct VmThread {
@@ -91,6 +100,8 @@ struct Job {
     /// Run right after the VM is ready; its answer comes back with the readiness (one hand-off
     /// for start + boot).
     first: Option<Command>,
+    /// When the job was handed to a thread.
+    sent: Instant,
     ready: oneshot::Sender<Result<Option<Answer>, SandboxError>>,
 }
 
@@ -102,7 +113,7 @@ fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
 /// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped. `spare` is a
 /// VM started ahead of time from the job's sandbox, used for a fresh run.
 fn run_job(job: Job, spare: Option<Vm>) {
-    let Job { sandbox, origin, ledger, deadline, requests, first, ready } = job;
+    let Job { sandbox, origin, ledger, deadline, requests, first, sent, ready } = job;
     let vm = match (origin, spare) {
         (Origin::Fresh, Some(vm)) => Ok(vm),
         (Origin::Fresh, None) => sandbox.start(),
@@ -116,12 +127,12 @@ fn run_job(job: Job, spare: Option<Vm>) {
         }
     };
     vm.set_policy(Box::new(Policy(ledger)));
-    let first = first.map(|command| run_command(&mut vm, command, deadline));
+    let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
     if ready.send(Ok(first)).is_err() {
         return;
     }
-    while let Ok((command, answer)) = requests.recv() {
-        let reply = run_command(&mut vm, command, deadline);
+    while let Ok((command, sent, answer)) = requests.recv() {
+        let reply = run_command(&mut vm, command, step_deadline(deadline, sent));
         if answer.send(reply).is_err() {
             break;
         }
@@ -202,7 +213,7 @@ impl VmThread {
     ) -> Result<(VmThread, Option<Answer>), SandboxError> {
         let (tx, requests) = mpsc::channel::<Request>();
         let (ready, ready_rx) = oneshot::channel();
-        let mut job = Job { sandbox, origin, ledger, deadline, requests, first, ready };
+        let mut job = Job { sandbox, origin, ledger, deadline, requests, first, sent: Instant::now(), ready };
         loop {
             let idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner()).pop();
             let Some(thread) = idle else {
@@ -221,7 +232,7 @@ impl VmThread {
 
     async fn request(&self, command: Command) -> Result<Answer, SandboxError> {
         let (answer_tx, answer_rx) = oneshot::channel();
-        self.tx.send((command, answer_tx)).map_err(|_| gone())?;
+        self.tx.send((command, Instant::now(), answer_tx)).map_err(|_| gone())?;
         answer_rx.await.map_err(|_| gone())
     }
 
