@@ -26,21 +26,10 @@ use anyhow::{Context, Result, bail, ensure};
 
 use crate::project_root;
 
-/// The guest's imports, `(module, name)`. Must match the host's linker exactly.
-pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
-    ("codemode", "host_call"),
-    ("codemode", "output"),
-    ("codemode", "refusal"),
-    ("wasi_snapshot_preview1", "clock_time_get"),
-    ("wasi_snapshot_preview1", "environ_get"),
-    ("wasi_snapshot_preview1", "environ_sizes_get"),
-    ("wasi_snapshot_preview1", "fd_close"),
-    ("wasi_snapshot_preview1", "fd_fdstat_get"),
-    ("wasi_snapshot_preview1", "fd_seek"),
-    ("wasi_snapshot_preview1", "fd_write"),
-    ("wasi_snapshot_preview1", "proc_exit"),
-    ("wasi_snapshot_preview1", "random_get"),
-];
+/// The guest's imports: the host's own list (`crates/codemode-sandbox/src/imports.rs`).
+#[path = "../../crates/codemode-sandbox/src/imports.rs"]
+mod imports;
+use imports::IMPORT_ALLOWLIST;
 
 /// Exports the host relies on.
 const REQUIRED_EXPORTS: &[&str] = &[

@@ -25,22 +25,7 @@ pub mod globals {
     pub const ALL: &[&str] = &[HOST_CALL, OUTPUT];
 }
 
-/// The guest's imports `(module, name)`; the linker defines exactly these. Kept equal to
-/// `IMPORT_ALLOWLIST` in `xtask/src/guest.rs`, which checks the built module against it.
-pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
-    ("codemode", "host_call"),
-    ("codemode", "output"),
-    ("codemode", "refusal"),
-    ("wasi_snapshot_preview1", "clock_time_get"),
-    ("wasi_snapshot_preview1", "environ_get"),
-    ("wasi_snapshot_preview1", "environ_sizes_get"),
-    ("wasi_snapshot_preview1", "fd_close"),
-    ("wasi_snapshot_preview1", "fd_fdstat_get"),
-    ("wasi_snapshot_preview1", "fd_seek"),
-    ("wasi_snapshot_preview1", "fd_write"),
-    ("wasi_snapshot_preview1", "proc_exit"),
-    ("wasi_snapshot_preview1", "random_get"),
-];
+pub use crate::imports::IMPORT_ALLOWLIST;
 
 const ERRNO_SUCCESS: i32 = 0;
 const ERRNO_BADF: i32 = 8;

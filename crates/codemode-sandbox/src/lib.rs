@@ -99,6 +99,7 @@ mod cache;
 mod config;
 mod engine;
 mod error;
+mod imports;
 mod sandbox;
 mod snapshot;
 mod vm;

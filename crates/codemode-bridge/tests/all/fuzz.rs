@@ -2,18 +2,8 @@
 
 use codemode_bridge::HostRequest;
 use codemode_bridge::fuzz::check_decode;
+use codemode_core::fuzz::XorShift;
 use serde_json::json;
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 fn corpus() -> Vec<Vec<u8>> {
     let mut input = serde_json::Map::new();
@@ -60,7 +50,7 @@ fn corpus_cases_never_panic() {
 
 #[test]
 fn random_mutations_never_panic() {
-    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let mut rng = XorShift::new(0x2545_F491_4F6C_DD1D);
     let corpus = corpus();
     let alphabet = b"{}[]\",:0123456789.eE+-\\u tnrfalsevopqyid\x1f\xff";
     for i in 0..4000 {
@@ -68,11 +58,11 @@ fn random_mutations_never_panic() {
         if data.len() > 4096 {
             data.truncate(4096);
         }
-        let edits = 1 + (rng.next() % 6) as usize;
+        let edits = 1 + (rng.next_u64() % 6) as usize;
         for _ in 0..edits {
-            let pos = if data.is_empty() { 0 } else { (rng.next() as usize) % (data.len() + 1) };
-            let byte = alphabet[(rng.next() as usize) % alphabet.len()];
-            match rng.next() % 3 {
+            let pos = if data.is_empty() { 0 } else { (rng.next_u64() as usize) % (data.len() + 1) };
+            let byte = alphabet[(rng.next_u64() as usize) % alphabet.len()];
+            match rng.next_u64() % 3 {
                 0 => data.insert(pos, byte),
                 1 if pos < data.len() => data[pos] = byte,
                 _ if pos < data.len() => {
@@ -85,8 +75,8 @@ fn random_mutations_never_panic() {
     }
     // Pure noise too.
     for _ in 0..2000 {
-        let len = (rng.next() % 64) as usize;
-        let data: Vec<u8> = (0..len).map(|_| alphabet[(rng.next() as usize) % alphabet.len()]).collect();
+        let len = (rng.next_u64() % 64) as usize;
+        let data: Vec<u8> = (0..len).map(|_| alphabet[(rng.next_u64() as usize) % alphabet.len()]).collect();
         check_decode(&data);
     }
 }

@@ -1,17 +1,7 @@
 //! The fuzz checks on deterministic pseudo-random and corpus-like inputs.
 
 use codemode_cli::fuzz::{check_fixture, check_session_line};
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use codemode_core::fuzz::XorShift;
 
 const CORPUS: &[&str] = &[
     r#"{"tools":[{"name":"a","behavior":{"kind":"sequence","steps":[{"kind":"delay","ms":1},"manual"]}}]}"#,
@@ -26,23 +16,23 @@ const CORPUS: &[&str] = &[
 /// Replaces a few bytes of a corpus entry, or builds random JSON-ish text.
 fn input(rng: &mut XorShift) -> Vec<u8> {
     const ALPHABET: &[u8] = br#"{}[]":,0123456789 abcdefghijklmnopqrstuvwxyz$-_.\"#;
-    let base = CORPUS[(rng.next() % CORPUS.len() as u64) as usize].as_bytes();
+    let base = CORPUS[(rng.next_u64() % CORPUS.len() as u64) as usize].as_bytes();
     let mut data = base.to_vec();
-    if rng.next().is_multiple_of(4) {
-        let len = (rng.next() % 64) as usize;
-        return (0..len).map(|_| ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize]).collect();
+    if rng.next_u64().is_multiple_of(4) {
+        let len = (rng.next_u64() % 64) as usize;
+        return (0..len).map(|_| ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize]).collect();
     }
-    for _ in 0..(1 + rng.next() % 4) {
+    for _ in 0..(1 + rng.next_u64() % 4) {
         if data.is_empty() {
             break;
         }
-        let at = (rng.next() % data.len() as u64) as usize;
-        match rng.next() % 3 {
-            0 => data[at] = ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize],
+        let at = (rng.next_u64() % data.len() as u64) as usize;
+        match rng.next_u64() % 3 {
+            0 => data[at] = ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize],
             1 => {
                 data.remove(at);
             }
-            _ => data.insert(at, ALPHABET[(rng.next() % ALPHABET.len() as u64) as usize]),
+            _ => data.insert(at, ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize]),
         }
     }
     data
@@ -54,7 +44,7 @@ fn fixture_and_session_checks_hold_on_pseudo_random_inputs() {
         check_fixture(entry.as_bytes());
         check_session_line(entry.as_bytes());
     }
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
     for _ in 0..4000 {
         let data = input(&mut rng);
         check_fixture(&data);
