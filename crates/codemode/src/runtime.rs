@@ -288,6 +288,7 @@ impl std::fmt::Debug for CodeMode {
             .field("enabled", &self.inner.config.enabled)
             .field("catalog", &self.inner.catalog.len())
             .field("runs", &self.inner.store.len())
+            .field("sandbox", &self.inner.sandbox.as_ref().ok())
             .finish_non_exhaustive()
     }
 }
