@@ -26,29 +26,11 @@ use anyhow::{Context, Result, bail, ensure};
 
 use crate::project_root;
 
-/// The guest's imports: the host's own list (`crates/codemode-sandbox/src/imports.rs`).
-#[path = "../../crates/codemode-sandbox/src/imports.rs"]
-mod imports;
-use imports::IMPORT_ALLOWLIST;
-
-/// Exports the host relies on.
-const REQUIRED_EXPORTS: &[&str] = &[
-    "memory",
-    "cm_alloc",
-    "cm_dealloc",
-    "cm_init",
-    "cm_seed",
-    "cm_eval_script",
-    "cm_eval_cell",
-    "cm_run_jobs",
-    "cm_status",
-    "cm_jobs_pending",
-    "cm_deliver",
-    "cm_result_ptr",
-    "cm_result_len",
-    "cm_pending_calls",
-    "cm_heap_used",
-];
+/// The guest's imports and the exports the host calls: the host's own lists
+/// (`crates/codemode-sandbox/src/abi_names.rs`).
+#[path = "../../crates/codemode-sandbox/src/abi_names.rs"]
+mod abi_names;
+use abi_names::{GUEST_EXPORTS, IMPORT_ALLOWLIST};
 
 /// Mutable globals allowed in the module: only `__stack_pointer`.
 const EXPECTED_MUTABLE_GLOBALS: usize = 1;
@@ -247,7 +229,7 @@ pub fn verify(bytes: &[u8]) -> Result<()> {
         "guest has {mutable_globals} mutable globals, expected {EXPECTED_MUTABLE_GLOBALS} (__stack_pointer): \
          snapshots copy linear memory only"
     );
-    for name in REQUIRED_EXPORTS {
+    for name in std::iter::once(&"memory").chain(&GUEST_EXPORTS) {
         ensure!(exports.iter().any(|e| e == name), "guest does not export {name}");
     }
     Ok(())

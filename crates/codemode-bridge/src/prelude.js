@@ -412,8 +412,18 @@
 
   // Returns the sandbox's own (intrinsic) promise for the call, or a rejected one.
   function request(op, build) {
+    let members;
     try {
-      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + build() + "}");
+      members = build();
+    } catch (e) {
+      return rejected(e);
+    }
+    return send(op, members);
+  }
+
+  function send(op, members) {
+    try {
+      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + members + "}");
     } catch (e) {
       return rejected(e);
     }
@@ -424,21 +434,18 @@
     return quote(value);
   }
 
-  // The hot path (every tool call): no closure, no message built unless it is needed.
+  // The hot path (every tool call): no closure, and the error text for a bad id is built only
+  // when the id is bad.
   function callTool(op, id, input, what) {
     let members;
     try {
-      if (typeof id !== "string") throw typeError(what + ": id must be a string");
       const text = encodeArgument(input, what);
-      members = ',"id":' + quote(id) + (text === undefined ? "" : ',"input":' + text);
+      const idText = typeof id === "string" ? quote(id) : requireString(id, what + ": id");
+      members = ',"id":' + idText + (text === undefined ? "" : ',"input":' + text);
     } catch (e) {
       return rejected(e);
     }
-    try {
-      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + members + "}");
-    } catch (e) {
-      return rejected(e);
-    }
+    return send(op, members);
   }
 
   function objectInput(input, what) {

@@ -230,13 +230,15 @@ impl UpstreamHost {
         self.projection.routes.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Servers whose connection is closed (the process exited or crashed).
-    pub fn closed_servers(&self) -> Vec<String> {
+    /// Connected servers by name, split into (running, exited or crashed), each sorted.
+    pub fn servers_by_state(&self) -> (Vec<String>, Vec<String>) {
         let peers = self.peers.read().unwrap_or_else(|p| p.into_inner());
-        let mut closed: Vec<String> =
-            peers.iter().filter(|(_, p)| p.is_transport_closed()).map(|(n, _)| n.clone()).collect();
-        closed.sort();
-        closed
+        let mut names: Vec<(&String, bool)> =
+            peers.iter().map(|(n, p)| (n, p.is_transport_closed())).collect();
+        names.sort();
+        let (exited, running): (Vec<_>, Vec<_>) = names.into_iter().partition(|(_, closed)| *closed);
+        let names = |list: Vec<(&String, bool)>| list.into_iter().map(|(n, _)| n.clone()).collect();
+        (names(running), names(exited))
     }
 
     async fn bounded<T>(
@@ -772,18 +774,14 @@ impl Gateway {
     /// The gateway's state as the `codemode://status` resource shows it.
     pub fn status(&self) -> Value {
         let engine = self.engine();
-        let connected: Vec<String> =
-            self.inner.upstream.peers.read().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
-        let closed = self.inner.upstream.closed_servers();
-        let mut running: Vec<String> = connected.into_iter().filter(|n| !closed.contains(n)).collect();
-        running.sort();
+        let (running, exited) = self.inner.upstream.servers_by_state();
         json!({
             "catalogGeneration": self.inner.generation.load(std::sync::atomic::Ordering::Relaxed),
             "catalogTools": engine.tools().len(),
             "suspendedRuns": self.suspended_runs(),
             "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
             "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
-            "upstreams": { "running": running, "exited": closed },
+            "upstreams": { "running": running, "exited": exited },
         })
     }
 
@@ -816,14 +814,7 @@ impl Gateway {
                 abort.abort();
             })
         };
-        if let Some(token) = context.meta.get_progress_token() {
-            self.inner
-                .projection
-                .progress
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(call_id.clone(), (token, 0));
-        }
+        let mut open = OpenCall::new(&self.inner.projection, &call_id, context.meta.get_progress_token());
         let result = match name {
             "exec" => {
                 let engine = self.engine();
@@ -834,7 +825,7 @@ impl Gateway {
             "wait" => {
                 let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let engine = self.engine_for_run(&run_id);
-                let _continuing = Continuing::new(&self.inner.projection, &run_id, &call_id);
+                open.continues(&run_id);
                 let result = engine.wait(&scope, &arguments, abort).await;
                 self.remember(&engine, &result);
                 Ok(code_mode_result(result))
@@ -842,7 +833,7 @@ impl Gateway {
             other => self.call_direct(other, arguments).await,
         };
         watcher.abort();
-        self.inner.projection.progress.lock().unwrap_or_else(|p| p.into_inner()).remove(&call_id);
+        drop(open);
         result
     }
 
@@ -879,29 +870,43 @@ impl Gateway {
     }
 }
 
-/// While a `wait` call continues a run, that run's progress goes to the wait call.
-struct Continuing<'a> {
+/// A client call open on the gateway, as the projection knows it: its progress token (if the
+/// request carried one) and, for `wait`, the run it continues (whose progress then goes to it).
+/// Unregistered when the call ends, even if its future is dropped.
+struct OpenCall<'a> {
     projection: &'a Projection,
-    run_id: String,
     call_id: String,
+    run_id: Option<String>,
 }
 
-impl<'a> Continuing<'a> {
-    fn new(projection: &'a Projection, run_id: &str, call_id: &str) -> Continuing<'a> {
-        projection
-            .waits
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(run_id.to_owned(), call_id.to_owned());
-        Continuing { projection, run_id: run_id.to_owned(), call_id: call_id.to_owned() }
+impl<'a> OpenCall<'a> {
+    fn new(projection: &'a Projection, call_id: &str, token: Option<ProgressToken>) -> OpenCall<'a> {
+        if let Some(token) = token {
+            projection
+                .progress
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(call_id.to_owned(), (token, 0));
+        }
+        OpenCall { projection, call_id: call_id.to_owned(), run_id: None }
+    }
+
+    /// This call continues `run_id` (a `wait`).
+    fn continues(&mut self, run_id: &str) {
+        let mut waits = self.projection.waits.lock().unwrap_or_else(|p| p.into_inner());
+        waits.insert(run_id.to_owned(), self.call_id.clone());
+        self.run_id = Some(run_id.to_owned());
     }
 }
 
-impl Drop for Continuing<'_> {
+impl Drop for OpenCall<'_> {
     fn drop(&mut self) {
-        let mut waits = self.projection.waits.lock().unwrap_or_else(|p| p.into_inner());
-        if waits.get(&self.run_id) == Some(&self.call_id) {
-            waits.remove(&self.run_id);
+        self.projection.progress.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.call_id);
+        if let Some(run_id) = &self.run_id {
+            let mut waits = self.projection.waits.lock().unwrap_or_else(|p| p.into_inner());
+            if waits.get(run_id) == Some(&self.call_id) {
+                waits.remove(run_id);
+            }
         }
     }
 }

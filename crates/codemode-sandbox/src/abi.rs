@@ -25,7 +25,7 @@ pub mod globals {
     pub const ALL: &[&str] = &[HOST_CALL, OUTPUT];
 }
 
-pub use crate::imports::IMPORT_ALLOWLIST;
+pub use crate::abi_names::IMPORT_ALLOWLIST;
 
 const ERRNO_SUCCESS: i32 = 0;
 const ERRNO_BADF: i32 = 8;

@@ -95,11 +95,11 @@
 #![deny(missing_docs)]
 
 mod abi;
+mod abi_names;
 mod cache;
 mod config;
 mod engine;
 mod error;
-mod imports;
 mod sandbox;
 mod snapshot;
 mod vm;

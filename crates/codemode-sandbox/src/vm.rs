@@ -5,6 +5,7 @@ use std::time::Instant;
 use wasmtime::{Extern, Instance, Memory, Module, ModuleExport, Store, Trap, TypedFunc, UpdateDeadline};
 
 use crate::abi::{HostState, LedgerCall};
+use crate::abi_names::GUEST_EXPORTS;
 use crate::engine::ticker;
 use crate::error::{GuestError, SandboxError};
 use crate::sandbox::SandboxInner;
@@ -146,21 +147,6 @@ pub(crate) struct ExportIndices {
     funcs: [ModuleExport; 12],
 }
 
-const EXPORT_NAMES: [&str; 12] = [
-    "cm_alloc",
-    "cm_dealloc",
-    "cm_init",
-    "cm_seed",
-    "cm_eval_script",
-    "cm_eval_cell",
-    "cm_run_jobs",
-    "cm_jobs_pending",
-    "cm_deliver",
-    "cm_result_ptr",
-    "cm_result_len",
-    "cm_heap_used",
-];
-
 impl ExportIndices {
     pub(crate) fn new(module: &Module) -> wasmtime::Result<ExportIndices> {
         let index = |name: &str| {
@@ -168,8 +154,8 @@ impl ExportIndices {
                 .get_export_index(name)
                 .ok_or_else(|| wasmtime::Error::msg(format!("guest exports no `{name}`")))
         };
-        let mut funcs = Vec::with_capacity(EXPORT_NAMES.len());
-        for name in EXPORT_NAMES {
+        let mut funcs = Vec::with_capacity(GUEST_EXPORTS.len());
+        for name in GUEST_EXPORTS {
             funcs.push(index(name)?);
         }
         let funcs = funcs.try_into().map_err(|_| wasmtime::Error::msg("export count"))?;
@@ -184,7 +170,7 @@ impl Exports {
             let i = &idx.funcs[k];
             k += 1;
             inst.get_module_export(&mut *store, i).and_then(Extern::into_func).ok_or_else(|| {
-                wasmtime::Error::msg(format!("guest exports no function `{}`", EXPORT_NAMES[k - 1]))
+                wasmtime::Error::msg(format!("guest exports no function `{}`", GUEST_EXPORTS[k - 1]))
             })
         };
         let (f0, f1, f2, f3, f4, f5) = (next()?, next()?, next()?, next()?, next()?, next()?);

@@ -411,12 +411,8 @@ impl CodeMode {
     /// [`CodeMode::exec`] with a cancellation signal.
     pub async fn exec_with(&self, scope: &RunScope, input: ExecInput, abort: AbortSignal) -> CodeModeResult {
         let inner = &self.inner;
-        if !inner.config.enabled {
-            return self.fail(
-                None,
-                CodeModeErrorCode::InvalidInput,
-                "code mode is not enabled for this run.",
-            );
+        if let Some(refused) = self.refuse_if_disabled() {
+            return refused;
         }
         let cell = match input.validate(&inner.config) {
             Ok(cell) => cell,
@@ -480,12 +476,8 @@ impl CodeMode {
     /// [`CodeMode::wait`] with a cancellation signal.
     pub async fn wait_with(&self, scope: &RunScope, input: WaitInput, abort: AbortSignal) -> CodeModeResult {
         let inner = &self.inner;
-        if !inner.config.enabled {
-            return self.fail(
-                None,
-                CodeModeErrorCode::InvalidInput,
-                "code mode is not enabled for this run.",
-            );
+        if let Some(refused) = self.refuse_if_disabled() {
+            return refused;
         }
         let mut run = match inner.store.take_for_wait(&input.run_id, scope) {
             Ok(run) => run,
@@ -1147,6 +1139,13 @@ impl CodeMode {
             code: code.into(),
             output,
             telemetry: self.telemetry(&counts),
+        })
+    }
+
+    /// The `failed` result for exec/wait when Code Mode is off for this runtime.
+    fn refuse_if_disabled(&self) -> Option<CodeModeResult> {
+        (!self.inner.config.enabled).then(|| {
+            self.fail(None, CodeModeErrorCode::InvalidInput, "code mode is not enabled for this run.")
         })
     }
 

@@ -1,6 +1,6 @@
-//! The guest's imports. A file of its own, with no dependencies, so that `cargo xtask guest`
-//! (which checks the built module against it) includes the same list with `#[path]` instead of
-//! keeping a copy.
+//! The names of the guest's ABI: its imports and the exports the host calls. A file of its own,
+//! with no dependencies, so that `cargo xtask guest` (which checks the built module against it)
+//! includes the same lists with `#[path]` instead of keeping copies.
 
 /// The guest's imports `(module, name)`; the linker defines exactly these, and `cargo xtask
 /// guest` refuses a built module whose imports differ.
@@ -17,4 +17,21 @@ pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
     ("wasi_snapshot_preview1", "fd_write"),
     ("wasi_snapshot_preview1", "proc_exit"),
     ("wasi_snapshot_preview1", "random_get"),
+];
+
+/// The guest functions the host calls, in the order the host resolves them (besides `memory`);
+/// `cargo xtask guest` refuses a built module that lacks one.
+pub const GUEST_EXPORTS: [&str; 12] = [
+    "cm_alloc",
+    "cm_dealloc",
+    "cm_init",
+    "cm_seed",
+    "cm_eval_script",
+    "cm_eval_cell",
+    "cm_run_jobs",
+    "cm_jobs_pending",
+    "cm_deliver",
+    "cm_result_ptr",
+    "cm_result_len",
+    "cm_heap_used",
 ];
