@@ -363,6 +363,10 @@ async fn dropping_an_exec_or_wait_future_leaves_nothing_behind() {
 #[tokio::test]
 async fn an_embedder_names_the_host_source_of_catalog_ids() {
     let host = ScriptedHost::new();
+    host.set(
+        "host:shipping:shipping_list",
+        Behavior::Value(json!([{ "id": "s1", "paid": false, "tons": 12 }])),
+    );
     let registry = codemode::NamespaceRegistry::new();
     registry
         .register_for_plugin(
