@@ -455,6 +455,7 @@ fn namespace_positional_mappers_build_the_tool_input() {
         r#"return {
   updated: await Issues.update(42, { state: "closed" }),
   partial: await Issues.update(7),
+  extra: await Issues.update(3, { a: 1 }, "ignored"),
   labels: await Issues.label(42, "bug", "p1"),
   noLabels: await Issues.label(),
   listed: await Issues.list({ state: "open" }),
@@ -470,6 +471,11 @@ fn namespace_positional_mappers_build_the_tool_input() {
         json!({ "tool": "openclaw:github:github_update_issue", "input": { "number": 42, "patch": { "state": "closed" } } })
     );
     assert_eq!(value["partial"]["input"], json!({ "number": 7 }), "missing arguments are left out");
+    assert_eq!(
+        value["extra"]["input"],
+        json!({ "number": 3, "patch": { "a": 1 } }),
+        "extra ones are ignored"
+    );
     assert_eq!(
         value["labels"],
         json!({ "tool": "openclaw:github:github_add_labels", "input": { "args": [42, "bug", "p1"] } })
