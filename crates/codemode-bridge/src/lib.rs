@@ -5,7 +5,7 @@
 //!
 //! - [`PRELUDE`]: the JavaScript evaluated once into the base snapshot. It captures the sandbox's two
 //!   private imports and the intrinsics it needs, and defines the guest API (`ALL_TOOLS`, `tools`,
-//!   `MCP`, `API`, `namespaces` and namespace globals, `text`, `json`, `yield_control`) when the
+//!   `MCP`, `API`, `namespaces` and namespace globals, `text`, `json`, `console`, `yield_control`) when the
 //!   per-run boot script runs. Guest values are encoded by a restricted JSON adapter before they cross.
 //! - [`BootContext`]: the per-run context (catalog entries, convenience names, MCP table, API files,
 //!   namespace descriptors) rendered as the boot script ([`BootContext::boot_script`]).

@@ -480,6 +480,168 @@
     emitOutput("json", encoded);
   }
 
+  // ---- console ----
+  //
+  // console.log / info / warn / error / debug(...args): each call appends one `text` output item,
+  // exactly like text() (same maxOutputBytes accounting; past the limit the call throws). The
+  // arguments are formatted like Node's util.format for the common cases:
+  // - a first string argument may hold %s (string), %d (number), %i (parseInt), %f (parseFloat),
+  //   %j (JSON), %o / %O (like any other value), %c (consumed, prints nothing) and %% (a percent
+  //   sign, when there are further arguments); a specifier without an argument stays as written;
+  // - the remaining arguments follow, separated by single spaces;
+  // - strings print as they are, numbers and booleans as usual (-0 as "-0"), BigInt as "5n",
+  //   undefined and symbols as their names, functions as "[Function: name]", errors as
+  //   "Name: message", other objects as compact JSON (the text() encoding; a value the encoder
+  //   refuses, such as a cycle, prints as "[reason]" instead of throwing).
+  // Self-contained: it uses only intrinsics captured above; no guest method is called (getters run
+  // while an object is encoded, as in text()); numeric specifiers on objects give NaN rather than
+  // calling valueOf.
+  const NumberCtor = Number;
+  const parseIntFn = parseInt;
+  const parseFloatFn = parseFloat;
+
+  function consoleNumber(n) {
+    return n === 0 && 1 / n < 0 ? "-0" : StringCtor(n);
+  }
+
+  function consoleFunction(fn) {
+    try {
+      const d = getOwnPropertyDescriptor(fn, "name");
+      const name = d !== undefined && typeof d.value === "string" ? d.value : "";
+      return name.length > 0 ? "[Function: " + name + "]" : "[Function (anonymous)]";
+    } catch (_) {
+      return "[Function]";
+    }
+  }
+
+  function consoleError(e) {
+    try {
+      const name = e.name;
+      const message = e.message;
+      const n = typeof name === "string" && name.length > 0 ? name : "Error";
+      return typeof message === "string" && message.length > 0 ? n + ": " + message : n;
+    } catch (_) {
+      return "Error";
+    }
+  }
+
+  function consoleValue(v, what) {
+    switch (typeof v) {
+      case "string":
+        return v;
+      case "number":
+        return consoleNumber(v);
+      case "bigint":
+        return apply(bigintToString, v, []) + "n";
+      case "boolean":
+        return v ? "true" : "false";
+      case "undefined":
+        return "undefined";
+      case "symbol":
+        return StringCtor(v);
+      case "function":
+        return consoleFunction(v);
+    }
+    if (v === null) return "null";
+    if (tagOf(v) === "[object Error]") return consoleError(v);
+    let encoded;
+    try {
+      encoded = encode(v, what);
+    } catch (e) {
+      return "[" + describeThrown(e) + "]";
+    }
+    if (encoded === undefined) return "undefined";
+    // A value that encodes to a JSON string (a Date, a boxed string) is shown without quotes.
+    return code(encoded, 0) === 34 /* " */ ? jsonParse(encoded) : encoded;
+  }
+
+  // The number a numeric specifier prints: primitives convert as in Node (%d and %i keep a BigInt
+  // as "5n"); objects give NaN.
+  function consoleNumeric(v, kind) {
+    const t = typeof v;
+    if (t === "bigint" && kind !== 102 /* f */) return apply(bigintToString, v, []) + "n";
+    if (t === "symbol" || (t === "object" && v !== null) || t === "function") return "NaN";
+    if (kind === 100 /* d */) return consoleNumber(NumberCtor(v));
+    if (kind === 105 /* i */) return consoleNumber(parseIntFn(StringCtor(v)));
+    return consoleNumber(parseFloatFn(StringCtor(v)));
+  }
+
+  function consoleJson(v, what) {
+    let encoded;
+    try {
+      encoded = encode(v, what);
+    } catch (e) {
+      return "[" + describeThrown(e) + "]";
+    }
+    return encoded === undefined ? "undefined" : encoded;
+  }
+
+  function consoleFormat(args, what) {
+    const n = args.length;
+    if (n === 0) return "";
+    const first = args[0];
+    let out = "";
+    let next = 0;
+    if (typeof first === "string") {
+      if (n === 1) return first;
+      next = 1;
+      let start = 0;
+      const len = first.length;
+      for (let i = 0; i < len - 1; i++) {
+        if (code(first, i) !== 37 /* % */) continue;
+        const c = code(first, i + 1);
+        let piece;
+        if (c === 37) {
+          piece = "%";
+        } else if (next < n) {
+          const a = args[next];
+          switch (c) {
+            case 115: // s
+            case 111: // o
+            case 79: // O
+              piece = consoleValue(a, what);
+              break;
+            case 100: // d
+            case 105: // i
+            case 102: // f
+              piece = consoleNumeric(a, c);
+              break;
+            case 106: // j
+              piece = consoleJson(a, what);
+              break;
+            case 99: // c
+              piece = "";
+              break;
+          }
+          if (piece !== undefined) next++;
+        }
+        if (piece !== undefined) {
+          out += slice(first, start, i) + piece;
+          start = i + 2;
+          i++;
+        }
+      }
+      out += slice(first, start, len);
+    }
+    for (; next < n; next++) {
+      out += (next > 0 ? " " : "") + consoleValue(args[next], what);
+    }
+    return out;
+  }
+
+  function makeConsole() {
+    const c = {};
+    const methods = ["log", "info", "warn", "error", "debug"];
+    for (let m = 0; m < methods.length; m++) {
+      const what = "console." + methods[m];
+      lock(c, methods[m], function () {
+        emitOutput("text", wellFormed(consoleFormat(arguments, what)));
+      });
+    }
+    return objectFreeze(c);
+  }
+  const guestConsole = makeConsole();
+
   function yieldControl(reason) {
     const p = request("yield", function () {
       return reason === undefined ? "" : field("reason", requireString(reason, "yield_control: reason"));
@@ -755,6 +917,7 @@
     defineGlobal("API", makeApi(ctx.files));
     defineGlobal("text", text);
     defineGlobal("json", json);
+    defineGlobal("console", guestConsole);
     defineGlobal("yield_control", yieldControl);
     if (ctx.namespaces === undefined) {
       // Two-stage boot: this state becomes a base image; each run then calls the hook once.

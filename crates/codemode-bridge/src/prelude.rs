@@ -16,4 +16,4 @@ pub const PRELUDE: &str = include_str!("prelude.js");
 /// The guest globals the prelude's boot defines (non-writable, non-configurable), besides one global
 /// per visible namespace.
 pub const GUEST_GLOBALS: &[&str] =
-    &["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "yield_control"];
+    &["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "console", "yield_control"];

@@ -5,8 +5,8 @@ use std::sync::OnceLock;
 
 use codemode_core::hint::{HintOptions, input_hint, output_hint};
 use codemode_core::{
-    CodeModeConfig, SourceCounts, ToolCatalogEntry, ToolCatalogEntryWithSchema, ToolOrigin, ToolSource,
-    ToolSpec,
+    CodeModeConfig, DEFAULT_HOST_SOURCE, SourceCounts, ToolCatalogEntry, ToolCatalogEntryWithSchema,
+    ToolOrigin, ToolSource, ToolSpec, is_valid_host_source,
 };
 use serde_json::Value;
 
@@ -37,11 +37,21 @@ pub struct CatalogOptions {
     pub input_hint: HintOptions,
     /// Budget of trusted output hints. Default: [`HintOptions::output`] (400 characters).
     pub output_hint: HintOptions,
+    /// The `<source>` of core and plugin tool ids (`<source>:<owner>:<tool>`). Default:
+    /// [`DEFAULT_HOST_SOURCE`] (`openclaw`, as in the spec). Must pass [`is_valid_host_source`];
+    /// an invalid name is ignored (the default is used) and reported as
+    /// [`CatalogDiagnostic::InvalidHostSource`]. Entries keep `source: "openclaw"`: the id names,
+    /// the `source` field classifies.
+    pub host_source: String,
 }
 
 impl Default for CatalogOptions {
     fn default() -> Self {
-        CatalogOptions { input_hint: HintOptions::input(), output_hint: HintOptions::output() }
+        CatalogOptions {
+            input_hint: HintOptions::input(),
+            output_hint: HintOptions::output(),
+            host_source: DEFAULT_HOST_SOURCE.to_owned(),
+        }
     }
 }
 
@@ -89,6 +99,11 @@ pub enum CatalogDiagnostic {
         /// Why.
         reason: RefusedName,
     },
+    /// [`CatalogOptions::host_source`] is not a valid source name; the default was used.
+    InvalidHostSource {
+        /// The refused name.
+        name: String,
+    },
 }
 
 /// The run-scoped tool catalog.
@@ -98,6 +113,7 @@ pub enum CatalogDiagnostic {
 /// whatever order the host lists them in. See the [crate docs](crate) for every rule.
 #[derive(Clone, Debug)]
 pub struct Catalog {
+    host_source: String,
     entries: Vec<ToolCatalogEntry>,
     specs: Vec<ToolSpec>,
     by_id: HashMap<String, usize>,
@@ -133,15 +149,22 @@ impl Catalog {
     /// Builds the catalog from the host's effective tools (after the host's policy).
     pub fn build(tools: impl IntoIterator<Item = ToolSpec>, options: &CatalogOptions) -> Catalog {
         let mut diagnostics = Vec::new();
+        let host_source = if is_valid_host_source(&options.host_source) {
+            options.host_source.clone()
+        } else {
+            diagnostics.push(CatalogDiagnostic::InvalidHostSource { name: options.host_source.clone() });
+            DEFAULT_HOST_SOURCE.to_owned()
+        };
         let mut direct_only = Vec::new();
         let mut kept: Vec<ToolSpec> = Vec::new();
         for spec in tools {
             if spec.name.is_empty() || spec.owner.is_empty() {
-                diagnostics.push(CatalogDiagnostic::InvalidTool { id: spec.catalog_id() });
+                diagnostics.push(CatalogDiagnostic::InvalidTool { id: spec.catalog_id_in(&host_source) });
             } else if is_control_tool(&spec) {
-                diagnostics.push(CatalogDiagnostic::ExcludedControl { id: spec.catalog_id() });
+                diagnostics.push(CatalogDiagnostic::ExcludedControl { id: spec.catalog_id_in(&host_source) });
             } else if spec.direct_only {
-                diagnostics.push(CatalogDiagnostic::ExcludedDirectOnly { id: spec.catalog_id() });
+                diagnostics
+                    .push(CatalogDiagnostic::ExcludedDirectOnly { id: spec.catalog_id_in(&host_source) });
                 direct_only.push(spec);
             } else {
                 kept.push(spec);
@@ -159,7 +182,7 @@ impl Catalog {
         let mut specs = Vec::with_capacity(kept.len());
         let mut by_id = HashMap::with_capacity(kept.len());
         for spec in kept {
-            let id = spec.catalog_id();
+            let id = spec.catalog_id_in(&host_source);
             if let Some(&first) = by_id.get(&id) {
                 let first: &ToolSpec = &specs[first];
                 diagnostics.push(CatalogDiagnostic::DuplicateId {
@@ -187,6 +210,7 @@ impl Catalog {
         let safe_name_by_id = safe.installed.iter().enumerate().map(|(i, (_, id))| (id.clone(), i)).collect();
 
         Catalog {
+            host_source,
             entries,
             specs,
             by_id,
@@ -197,6 +221,12 @@ impl Catalog {
             diagnostics,
             search: OnceLock::new(),
         }
+    }
+
+    /// The `<source>` of core and plugin tool ids in this catalog (`openclaw` unless
+    /// [`CatalogOptions::host_source`] names another).
+    pub fn host_source(&self) -> &str {
+        &self.host_source
     }
 
     /// Every entry, in catalog order, MCP entries included.

@@ -380,7 +380,7 @@ fn visible_namespace(
     let id = registration.id.clone();
     let mut tool_ids = BTreeMap::new();
     for name in &registration.required_tool_names {
-        let owned = format!("openclaw:{plugin_id}:{name}");
+        let owned = format!("{}:{plugin_id}:{name}", catalog.host_source());
         let is_plugin_tool = catalog.spec(&owned).is_some_and(|spec| {
             matches!(spec.origin, ToolOrigin::BundledPlugin | ToolOrigin::ExternalPlugin)
                 && spec.owner == plugin_id

@@ -318,7 +318,11 @@ return { first: hits[0].id, output: described.output, unpaid, sent, raw };"#;
         let value = completed(&result)?;
         ensure!(value["first"] == "openclaw:shipping:shipping_list", "search ranked {}", value["first"]);
         ensure!(value["unpaid"] == json!(["SH-1"]), "{value}");
-        ensure!(value["sent"] == json!({ "to": "ops", "text": "unpaid: SH-1" }), "{value}");
+        ensure!(
+            value["sent"]
+                == json!({ "tool": "openclaw:core:message", "input": { "to": "ops", "text": "unpaid: SH-1" } }),
+            "{value}"
+        );
         ensure!(value["raw"].to_string().contains("/tmp/x.txt"), "{value}");
         Ok("search -> describe -> callValue -> call".into())
     };

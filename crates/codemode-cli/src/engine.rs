@@ -140,6 +140,7 @@ pub struct Engine {
     events: Arc<Events>,
     in_flight: Arc<Mutex<HashMap<String, (AbortSignal, String)>>>,
     tools: Vec<ToolSpec>,
+    host_source: String,
 }
 
 impl std::fmt::Debug for Engine {
@@ -163,7 +164,11 @@ impl Engine {
         tools.extend(options.extra_tools.iter().cloned());
         let mut servers = options.catalog.inline_mcp_servers();
         servers.extend(options.extra_mcp_servers.iter().cloned());
-        let code_mode = CodeMode::builder(options.config.clone())
+        let mut builder = CodeMode::builder(options.config.clone());
+        if let Some(name) = &options.catalog.host_source {
+            builder = builder.host_source(name.clone());
+        }
+        let code_mode = builder
             .tools(tools.clone())
             .host(host.clone())
             .events(events.clone())
@@ -172,7 +177,13 @@ impl Engine {
             .module_cache(options.module_cache.clone())
             .build()
             .map_err(|e| CliError::Runtime(e.to_string()))?;
-        Ok(Engine { code_mode, host, events, in_flight: Arc::default(), tools })
+        let host_source = options.catalog.host_source_name().to_owned();
+        Ok(Engine { code_mode, host, events, in_flight: Arc::default(), tools, host_source })
+    }
+
+    /// The catalog id Code Mode gives `spec` (with the catalog's host source).
+    pub fn catalog_id(&self, spec: &ToolSpec) -> String {
+        spec.catalog_id_in(&self.host_source)
     }
 
     /// The runtime.

@@ -21,12 +21,17 @@ use crate::error::CliError;
 pub enum Behavior {
     /// Returns fixed `details` (and optional raw `content` blocks).
     Static {
-        /// The structured value.
+        /// The structured value (`null` when an MCP error result gives none).
         details: Value,
         /// Raw result blocks, returned by `tools.call` / MCP calls.
         content: Option<Value>,
+        /// MCP tools only: the result has `isError: true`. The call then fails the way a real
+        /// server's error result does through `codemode serve`: the guest's call throws with the
+        /// result's text as message and code `tool_error`.
+        is_error: bool,
     },
-    /// Returns the call's input as `details`.
+    /// Returns which tool ran and its input: `{ tool: <catalog id>, input }` for host tools,
+    /// `{ server, tool: <MCP tool name>, input }` (as `structuredContent`) for MCP tools.
     Echo,
     /// Fails with a message and an optional code.
     Error {
@@ -35,17 +40,21 @@ pub enum Behavior {
         /// A short machine code.
         code: Option<String>,
     },
-    /// Sleeps `ms` milliseconds, then returns `details` (or the input when `details` is absent).
+    /// Sleeps `ms` milliseconds, then returns `details` (or what [`Behavior::Echo`] returns when
+    /// `details` is absent).
     Delay {
         /// How long to sleep.
         ms: u64,
-        /// The value returned afterwards; `None` echoes the input.
+        /// The value returned afterwards; `None` echoes.
         details: Option<Value>,
     },
     /// Stays pending until a session `resolve` (or `reject`) for its call id.
     Manual,
     /// The n-th call behaves like `steps[n]`; calls past the end repeat the last step.
     Sequence(Vec<Behavior>),
+    /// The file gives no behavior for the tool: every call fails with code `no_behavior` and a
+    /// message saying so (a fixture never fakes success silently).
+    Unscripted,
 }
 
 /// How to start an upstream MCP server (the shape MCP clients use in `mcpServers`).
@@ -159,6 +168,9 @@ pub struct FixtureCatalog {
     pub namespaces: Vec<FixtureNamespace>,
     /// Names or catalog ids removed by policy (`deny`), in file order.
     pub deny: Vec<String>,
+    /// The `<source>` of host tool ids (`<source>:<owner>:<tool>`), chosen by the embedder, not
+    /// the file. Default: `None`, the spec's `openclaw`. See [`FixtureCatalog::with_host_source`].
+    pub host_source: Option<String>,
 }
 
 impl FixtureCatalog {
@@ -236,14 +248,31 @@ impl FixtureCatalog {
                 namespaces.push(parse_namespace(item, format!("{path}[{i}]"))?);
             }
         }
-        Ok(FixtureCatalog { tools, mcp_servers, namespaces, deny })
+        Ok(FixtureCatalog { tools, mcp_servers, namespaces, deny, host_source: None })
+    }
+
+    /// The same catalog with host tool ids under `name` (`host:core:message`); checked when the
+    /// engine is built.
+    pub fn with_host_source(mut self, name: impl Into<String>) -> FixtureCatalog {
+        self.host_source = Some(name.into());
+        self
+    }
+
+    /// The `<source>` of host tool ids: [`FixtureCatalog::host_source`] or `openclaw`.
+    pub fn host_source_name(&self) -> &str {
+        self.host_source.as_deref().unwrap_or(codemode::DEFAULT_HOST_SOURCE)
+    }
+
+    /// The catalog id Code Mode gives `spec` with this catalog's host source.
+    pub fn id_of(&self, spec: &ToolSpec) -> String {
+        spec.catalog_id_in(self.host_source_name())
     }
 
     /// The tools Code Mode sees: host tools minus denied ones, then inline MCP tools minus denied
     /// ones. Tools of command-started servers are added when those servers are connected.
     pub fn effective_tools(&self) -> Vec<ToolSpec> {
         let mut out: Vec<ToolSpec> =
-            self.tools.iter().filter(|t| !t.denied).map(|t| t.spec.clone()).collect();
+            self.tools.iter().filter(|t| !self.is_denied(&t.spec)).map(|t| t.spec.clone()).collect();
         for server in &self.mcp_servers {
             if let FixtureMcpServer::Inline(inline) = server {
                 out.extend(inline.server.tool_specs().into_iter().filter(|spec| !self.is_denied(spec)));
@@ -252,10 +281,12 @@ impl FixtureCatalog {
         out
     }
 
-    /// Whether policy removes this tool (per-tool `denied`, or its name or catalog id in `deny`).
+    /// Whether policy removes this tool (per-tool `denied`, or its name or catalog id in `deny`;
+    /// the id may be written with the spec's `openclaw` or with the chosen host source).
     pub fn is_denied(&self, spec: &ToolSpec) -> bool {
         let id = spec.catalog_id();
-        if self.deny.iter().any(|d| *d == spec.name || *d == id) {
+        let named = self.id_of(spec);
+        if self.deny.iter().any(|d| *d == spec.name || *d == id || *d == named) {
             return true;
         }
         self.tools.iter().any(|t| t.denied && t.spec.catalog_id() == id)
@@ -463,8 +494,8 @@ fn parse_tool(value: &Value, path: String, deny: &[String]) -> Result<FixtureToo
         spec = spec.annotations(parsed);
     }
     let behavior = match obj.get("behavior") {
-        None => Behavior::Echo,
-        Some(b) => parse_behavior(b, obj.child("behavior"))?,
+        None => Behavior::Unscripted,
+        Some(b) => parse_behavior(b, obj.child("behavior"), false)?,
     };
     let id = spec.catalog_id();
     let denied = obj.bool("denied")? || deny.iter().any(|d| *d == name || *d == id);
@@ -473,7 +504,8 @@ fn parse_tool(value: &Value, path: String, deny: &[String]) -> Result<FixtureToo
 
 const BEHAVIORS: &str = "static, echo, error, delay, manual, sequence";
 
-fn parse_behavior(value: &Value, path: String) -> Result<Behavior, Invalid> {
+/// `mcp`: the behavior answers an MCP tool (only those may script `isError: true`).
+fn parse_behavior(value: &Value, path: String, mcp: bool) -> Result<Behavior, Invalid> {
     if let Value::String(kind) = value {
         return match kind.as_str() {
             "echo" => Ok(Behavior::Echo),
@@ -490,11 +522,22 @@ fn parse_behavior(value: &Value, path: String) -> Result<Behavior, Invalid> {
     let kind = obj.required_string("kind")?;
     match kind.as_str() {
         "static" => {
-            obj.only(&["kind", "details", "content"])?;
-            let details = obj
-                .get("details")
-                .cloned()
-                .ok_or_else(|| (obj.child("details"), "missing required field \"details\"".to_owned()))?;
+            obj.only(&["kind", "details", "content", "isError"])?;
+            let is_error = obj.bool("isError")?;
+            if is_error && !mcp {
+                return Err((
+                    obj.child("isError"),
+                    "isError is for MCP tools (under \"mcpServers\"); a host tool fails with {\"kind\": \"error\", \"message\": ...}"
+                        .to_owned(),
+                ));
+            }
+            let details = match obj.get("details") {
+                Some(details) => details.clone(),
+                None if is_error => Value::Null,
+                None => {
+                    return Err((obj.child("details"), "missing required field \"details\"".to_owned()));
+                }
+            };
             let content = match obj.get("content") {
                 None => None,
                 Some(c @ Value::Array(_)) => Some(c.clone()),
@@ -505,7 +548,14 @@ fn parse_behavior(value: &Value, path: String) -> Result<Behavior, Invalid> {
                     ));
                 }
             };
-            Ok(Behavior::Static { details, content })
+            if is_error && content.is_none() {
+                return Err((
+                    obj.child("content"),
+                    "an isError result needs \"content\", e.g. [{\"type\": \"text\", \"text\": \"what failed\"}]"
+                        .to_owned(),
+                ));
+            }
+            Ok(Behavior::Static { details, content, is_error })
         }
         "echo" => {
             obj.only(&["kind"])?;
@@ -543,7 +593,7 @@ fn parse_behavior(value: &Value, path: String) -> Result<Behavior, Invalid> {
             let steps = steps
                 .iter()
                 .enumerate()
-                .map(|(i, s)| parse_behavior(s, format!("{spath}[{i}]")))
+                .map(|(i, s)| parse_behavior(s, format!("{spath}[{i}]"), mcp))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Behavior::Sequence(steps))
         }
@@ -586,8 +636,8 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
     }
     obj.only(&["title", "instructions", "tools", "behavior", "resources", "prompts"])?;
     let default_behavior = match obj.get("behavior") {
-        None => Behavior::Echo,
-        Some(b) => parse_behavior(b, obj.child("behavior"))?,
+        None => Behavior::Unscripted,
+        Some(b) => parse_behavior(b, obj.child("behavior"), true)?,
     };
     let mut server = codemode_mcp::McpServer::new(name, Vec::new());
     if let Some(title) = obj.string("title")? {
@@ -623,7 +673,7 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
         tool.schema("outputSchema")?;
         let behavior = match tool.get("behavior") {
             None => default_behavior.clone(),
-            Some(b) => parse_behavior(b, tool.child("behavior"))?,
+            Some(b) => parse_behavior(b, tool.child("behavior"), true)?,
         };
         if behaviors.insert(tool_name.clone(), behavior).is_some() {
             return Err((
@@ -699,8 +749,12 @@ fn parse_namespace(value: &Value, path: String) -> Result<FixtureNamespace, Inva
     Ok(FixtureNamespace { plugin, registration })
 }
 
-/// Converts fixture scope JSON into a [`ScopeValue`]: `{"$tool": "name"}` is a callable marker,
-/// `{"$tool": "name", "arg": "key"}` wraps the first argument as `{ key: arg }`.
+/// Converts fixture scope JSON into a [`ScopeValue`]. A tool marker is an object with `"$tool"`:
+/// - `{"$tool": "name"}`: the first argument is the input (`{}` when missing);
+/// - `{"$tool": "name", "arg": "key"}`: the input is `{ key: <first argument> }`;
+/// - `{"$tool": "name", "args": ["a", "b"]}`: positional, the input is `{ a: <arg 0>, b: <arg 1> }`
+///   (arguments not passed are left out);
+/// - `{"$tool": "name", "args": "all"}`: the input is `{ args: [<every argument>] }`.
 fn to_scope(value: &Value, path: &str) -> Result<ScopeValue, Invalid> {
     match value {
         Value::Object(map) if map.contains_key("$tool") => {
@@ -710,15 +764,20 @@ fn to_scope(value: &Value, path: &str) -> Result<ScopeValue, Invalid> {
                 .filter(|s| !s.is_empty())
                 .ok_or_else(|| (format!("{path}.$tool"), "must be a tool name".to_owned()))?
                 .to_owned();
-            if let Some(key) = map.keys().find(|k| *k != "$tool" && *k != "arg") {
+            if let Some(key) = map.keys().find(|k| !matches!(k.as_str(), "$tool" | "arg" | "args")) {
                 return Err((
                     format!("{path}{}", key_path(key)),
-                    "a tool marker allows only \"$tool\" and \"arg\"".to_owned(),
+                    "a tool marker allows only \"$tool\" and one of \"arg\" or \"args\"".to_owned(),
                 ));
             }
-            match map.get("arg") {
-                None => Ok(namespace_tool(tool)),
-                Some(Value::String(key)) => {
+            match (map.get("arg"), map.get("args")) {
+                (None, None) => Ok(namespace_tool(tool)),
+                (Some(_), Some(_)) => Err((
+                    format!("{path}.args"),
+                    "give either \"arg\" (first argument under one key) or \"args\" (positional), not both"
+                        .to_owned(),
+                )),
+                (Some(Value::String(key)), None) => {
                     let key = key.clone();
                     Ok(namespace_tool_with(tool, move |args: &[Value]| {
                         let mut input = Map::new();
@@ -726,7 +785,55 @@ fn to_scope(value: &Value, path: &str) -> Result<ScopeValue, Invalid> {
                         Value::Object(input)
                     }))
                 }
-                Some(_) => Err((format!("{path}.arg"), "must be a property name".to_owned())),
+                (Some(_), None) => Err((format!("{path}.arg"), "must be a property name".to_owned())),
+                (None, Some(Value::String(all))) if all == "all" => {
+                    Ok(namespace_tool_with(tool, |args: &[Value]| {
+                        let mut input = Map::new();
+                        input.insert("args".to_owned(), Value::Array(args.to_vec()));
+                        Value::Object(input)
+                    }))
+                }
+                (None, Some(Value::Array(names))) => {
+                    let apath = format!("{path}.args");
+                    let mut keys: Vec<String> = Vec::with_capacity(names.len());
+                    for (i, name) in names.iter().enumerate() {
+                        match name.as_str() {
+                            Some(k) if !k.is_empty() && !keys.iter().any(|seen| seen == k) => {
+                                keys.push(k.to_owned())
+                            }
+                            Some(k) if !k.is_empty() => {
+                                return Err((
+                                    format!("{apath}[{i}]"),
+                                    format!("property name {k:?} appears twice"),
+                                ));
+                            }
+                            _ => {
+                                return Err((
+                                    format!("{apath}[{i}]"),
+                                    "must be a non-empty property name".to_owned(),
+                                ));
+                            }
+                        }
+                    }
+                    if keys.is_empty() {
+                        return Err((
+                            apath,
+                            "must name at least one property, e.g. [\"number\", \"patch\"]".to_owned(),
+                        ));
+                    }
+                    Ok(namespace_tool_with(tool, move |args: &[Value]| {
+                        let mut input = Map::new();
+                        for (key, arg) in keys.iter().zip(args) {
+                            input.insert(key.clone(), arg.clone());
+                        }
+                        Value::Object(input)
+                    }))
+                }
+                (None, Some(_)) => Err((
+                    format!("{path}.args"),
+                    "must be a list of property names (positional, e.g. [\"number\", \"patch\"]) or \"all\""
+                        .to_owned(),
+                )),
             }
         }
         Value::Object(map) => Ok(ScopeValue::Object(

@@ -14,6 +14,58 @@ use tokio::sync::oneshot;
 use crate::error::CliError;
 use crate::fixture::{Behavior, FixtureCatalog, FixtureMcpServer, FixturePrompt, FixtureResource};
 
+/// Which tool a catalog id names, in parts, so clients need not parse ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolIdentity {
+    /// The id's source: the host source name (`openclaw` by default) for core and plugin tools,
+    /// `mcp`, or `client`.
+    pub source: String,
+    /// `core`, the plugin id, the MCP server name, or the client app id.
+    pub owner: String,
+    /// The tool's name as its owner knows it (for MCP: the server's own tool name).
+    pub tool: String,
+    /// The MCP server, for MCP tools.
+    pub server: Option<String>,
+}
+
+impl ToolIdentity {
+    /// The identity of a host (core, plugin or client) tool whose catalog id is `catalog_id`.
+    pub fn of_spec(spec: &codemode::ToolSpec, catalog_id: &str) -> ToolIdentity {
+        let source = catalog_id.split(':').next().unwrap_or_default().to_owned();
+        ToolIdentity { source, owner: spec.owner.clone(), tool: spec.name.clone(), server: None }
+    }
+
+    /// The identity of tool `tool` of MCP server `server`.
+    pub fn mcp(server: &str, tool: &str) -> ToolIdentity {
+        ToolIdentity {
+            source: "mcp".to_owned(),
+            owner: server.to_owned(),
+            tool: tool.to_owned(),
+            server: Some(server.to_owned()),
+        }
+    }
+
+    /// Parses `<source>:<owner>:<tool>` (the tool part may contain `:`); MCP ids get `server`.
+    pub fn from_catalog_id(id: &str) -> ToolIdentity {
+        let mut parts = id.splitn(3, ':');
+        let source = parts.next().unwrap_or_default().to_owned();
+        let owner = parts.next().unwrap_or_default().to_owned();
+        let tool = parts.next().unwrap_or_default().to_owned();
+        let server = (source == "mcp").then(|| owner.clone());
+        ToolIdentity { source, owner, tool, server }
+    }
+
+    /// What an echo returns: `{tool: <catalog id>, input}` for host tools, `{server, tool, input}`
+    /// for MCP tools.
+    fn echo(&self, catalog_id: &str, input: &Value) -> Value {
+        match &self.server {
+            Some(server) => json!({ "server": server, "tool": self.tool, "input": input }),
+            None => json!({ "tool": catalog_id, "input": input }),
+        }
+    }
+}
+
 /// A `manual` tool call as announced to the session client.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -24,20 +76,31 @@ pub struct ManualCall {
     pub run_id: String,
     /// The exact catalog id.
     pub tool_id: String,
+    /// The same id in parts.
+    pub identity: ToolIdentity,
     /// The validated input.
     pub input: Value,
 }
 
 impl ManualCall {
-    /// The session protocol's event line: `{"event":"toolCall","callId","runId","toolId","input"}`.
+    /// The session protocol's event line:
+    /// `{"event":"toolCall","callId","runId","toolId","source","owner","tool","server"?,"input"}`
+    /// (`server` for MCP tools only).
     pub fn to_event_json(&self) -> Value {
-        json!({
+        let mut event = json!({
             "event": "toolCall",
             "callId": self.call_id,
             "runId": self.run_id,
             "toolId": self.tool_id,
+            "source": self.identity.source,
+            "owner": self.identity.owner,
+            "tool": self.identity.tool,
             "input": self.input,
-        })
+        });
+        if let Some(server) = &self.identity.server {
+            event["server"] = json!(server);
+        }
+        event
     }
 }
 
@@ -135,6 +198,7 @@ pub fn answer_from_json(request: &Value) -> Result<Answer, String> {
 /// Answers nested calls from a [`FixtureCatalog`].
 pub struct FixtureHost {
     behaviors: HashMap<String, Behavior>,
+    identities: HashMap<String, ToolIdentity>,
     denied: HashSet<String>,
     counters: Mutex<HashMap<String, usize>>,
     manual: Arc<ManualCalls>,
@@ -153,12 +217,14 @@ impl FixtureHost {
     /// A host for `catalog`; calls to ids it does not know go to `fallback` (or fail `not_found`).
     pub fn new(catalog: &FixtureCatalog, fallback: Option<Arc<dyn ToolHost>>) -> FixtureHost {
         let mut behaviors = HashMap::new();
+        let mut identities = HashMap::new();
         let mut denied = HashSet::new();
         for tool in &catalog.tools {
-            let id = tool.spec.catalog_id();
-            if tool.denied {
+            let id = catalog.id_of(&tool.spec);
+            if catalog.is_denied(&tool.spec) {
                 denied.insert(id.clone());
             }
+            identities.insert(id.clone(), ToolIdentity::of_spec(&tool.spec, &id));
             behaviors.insert(id, tool.behavior.clone());
         }
         let mut resources = BTreeMap::new();
@@ -171,7 +237,8 @@ impl FixtureHost {
                     if catalog.is_denied(&tool.to_tool_spec(name)) {
                         denied.insert(id.clone());
                     }
-                    let behavior = inline.behaviors.get(&tool.name).cloned().unwrap_or(Behavior::Echo);
+                    let behavior = inline.behaviors.get(&tool.name).cloned().unwrap_or(Behavior::Unscripted);
+                    identities.insert(id.clone(), ToolIdentity::mcp(name, &tool.name));
                     behaviors.insert(id, behavior);
                 }
                 resources.insert(name.clone(), inline.resources.clone());
@@ -180,6 +247,7 @@ impl FixtureHost {
         }
         FixtureHost {
             behaviors,
+            identities,
             denied,
             counters: Mutex::new(HashMap::new()),
             manual: Arc::new(ManualCalls::default()),
@@ -214,31 +282,49 @@ impl FixtureHost {
         Some(self.run(behavior, &call, index).await)
     }
 
+    fn identity(&self, catalog_id: &str) -> ToolIdentity {
+        self.identities.get(catalog_id).cloned().unwrap_or_else(|| ToolIdentity::from_catalog_id(catalog_id))
+    }
+
     async fn run(&self, behavior: &Behavior, call: &Dispatch<'_>, index: usize) -> Answer {
         let mut behavior = behavior;
         while let Behavior::Sequence(steps) = behavior {
-            // Validation guarantees steps is non-empty; an empty one would echo.
+            // Validation guarantees steps is non-empty; an empty one counts as unscripted.
             match steps.get(index.min(steps.len().saturating_sub(1))) {
                 Some(step) => behavior = step,
-                None => return Ok(ToolOutcome::details(call.input.clone())),
+                None => behavior = &Behavior::Unscripted,
             }
         }
+        let echo = || ToolOutcome::details(self.identity(call.catalog_id).echo(call.catalog_id, call.input));
         match behavior {
-            Behavior::Static { details, content } => {
+            Behavior::Static { content, is_error: true, .. } => {
+                Err(mcp_tool_error(content.as_ref().unwrap_or(&Value::Null)))
+            }
+            Behavior::Static { details, content, .. } => {
                 let outcome = ToolOutcome::details(details.clone());
                 Ok(match content {
                     Some(content) => outcome.with_content(content.clone()),
                     None => outcome,
                 })
             }
-            Behavior::Echo => Ok(ToolOutcome::details(call.input.clone())),
+            Behavior::Echo => Ok(echo()),
+            Behavior::Unscripted => Err(ToolError::with_code(
+                format!(
+                    "the fixture catalog gives tool {:?} no \"behavior\"; add one (for example \"echo\") to script its result",
+                    call.catalog_id
+                ),
+                "no_behavior",
+            )),
             Behavior::Error { message, code } => Err(match code {
                 Some(code) => ToolError::with_code(message.clone(), code.clone()),
                 None => ToolError::new(message.clone()),
             }),
             Behavior::Delay { ms, details } => {
                 tokio::time::sleep(Duration::from_millis(*ms)).await;
-                Ok(ToolOutcome::details(details.clone().unwrap_or_else(|| call.input.clone())))
+                Ok(match details {
+                    Some(details) => ToolOutcome::details(details.clone()),
+                    None => echo(),
+                })
             }
             Behavior::Manual => {
                 self.manual
@@ -246,11 +332,12 @@ impl FixtureHost {
                         call_id: call.call_id.clone(),
                         run_id: call.run_id.clone(),
                         tool_id: call.catalog_id.to_owned(),
+                        identity: self.identity(call.catalog_id),
                         input: call.input.clone(),
                     })
                     .await
             }
-            Behavior::Sequence(_) => Ok(ToolOutcome::details(call.input.clone())),
+            Behavior::Sequence(_) => Ok(echo()),
         }
     }
 }
@@ -261,6 +348,22 @@ struct Dispatch<'a> {
     run_id: String,
     catalog_id: &'a str,
     input: &'a Value,
+}
+
+/// How an MCP result with `isError: true` reaches the guest (here and in `codemode serve`): a tool
+/// error with the result's text blocks as message (bounded) and code `tool_error`.
+pub(crate) fn mcp_tool_error(content: &Value) -> ToolError {
+    let texts: Vec<&str> = content
+        .as_array()
+        .map(|blocks| blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    let message =
+        if texts.is_empty() { "the MCP tool reported an error".to_owned() } else { texts.join("\n") };
+    let mut short: String = message.chars().take(500).collect();
+    if short.len() < message.len() {
+        short.push('…');
+    }
+    ToolError::with_code(short, "tool_error")
 }
 
 /// MCP tools answer in the MCP result shape: `details` is the structured content, `content` one

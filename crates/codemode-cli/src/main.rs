@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use codemode::{AbortSignal, RunScope};
 use codemode_cli::engine::{Engine, EngineOptions, default_module_cache, load_config};
 use codemode_cli::fixture::FixtureCatalog;
+use codemode_cli::serve::{Gateway, GatewayConfig};
 use codemode_cli::session::run_session;
 use serde_json::json;
 
@@ -45,6 +46,9 @@ enum Command {
         /// `javascript` (default) or `typescript`.
         #[arg(long)]
         language: Option<String>,
+        /// The source part of host tool ids (`host` gives `host:core:message`). Default: `openclaw`.
+        #[arg(long, value_name = "NAME")]
+        host_source: Option<String>,
         /// The code, or `-` to read it from stdin.
         code: String,
     },
@@ -56,6 +60,9 @@ enum Command {
         /// Code Mode config. Default: enabled with defaults.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// The source part of host tool ids (`host` gives `host:core:message`). Default: `openclaw`.
+        #[arg(long, value_name = "NAME")]
+        host_source: Option<String>,
     },
     /// An MCP server on stdio in front of upstream MCP servers (docs/serve.md).
     Serve {
@@ -77,10 +84,18 @@ fn main() -> Result<()> {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Demo => codemode_cli::demo::run(std::io::stdout().is_terminal(), cache).await,
-            Command::Exec { catalog, config, language, code } => {
-                exec(build_engine(catalog, config, cache)?, language, code).await
+            Command::Exec { catalog, config, language, host_source, code } => {
+                let (engine, gateway) = start(catalog, config, host_source, cache).await?;
+                let result = exec(&engine, language, code).await;
+                stop(gateway).await;
+                result
             }
-            Command::Session { catalog, config } => session(build_engine(catalog, config, cache)?).await,
+            Command::Session { catalog, config, host_source } => {
+                let (engine, gateway) = start(catalog, config, host_source, cache).await?;
+                let result = session(engine).await;
+                stop(gateway).await;
+                result
+            }
             Command::Serve { config } => codemode_cli::serve::run(&config, cache).await,
         }
     });
@@ -100,20 +115,45 @@ fn init_tracing() {
         .try_init();
 }
 
-fn build_engine(catalog: Option<PathBuf>, config: Option<PathBuf>, cache: Option<PathBuf>) -> Result<Engine> {
+/// The engine over the catalog. Command-started MCP servers in the catalog are started (through
+/// the same gateway `codemode serve` uses) and stopped by [`stop`]; one that cannot start is an
+/// error naming it.
+async fn start(
+    catalog: Option<PathBuf>,
+    config: Option<PathBuf>,
+    host_source: Option<String>,
+    cache: Option<PathBuf>,
+) -> Result<(Arc<Engine>, Option<Gateway>)> {
     let config = load_config(config.as_deref())?;
-    let catalog = match catalog {
+    let mut catalog = match catalog {
         Some(path) => FixtureCatalog::load(&path)?,
         None => FixtureCatalog::default(),
     };
-    let mut options = EngineOptions::default();
-    options.config = config;
-    options.catalog = catalog;
-    options.module_cache = cache;
-    Ok(Engine::build(options)?)
+    if let Some(name) = host_source {
+        catalog = catalog.with_host_source(name);
+    }
+    if catalog.upstream_servers().is_empty() {
+        let mut options = EngineOptions::default();
+        options.config = config;
+        options.catalog = catalog;
+        options.module_cache = cache;
+        return Ok((Arc::new(Engine::build(options)?), None));
+    }
+    let mut gateway_config = GatewayConfig::for_catalog(config, catalog);
+    gateway_config.module_cache = cache;
+    let gateway = Gateway::start(gateway_config)
+        .await
+        .context("starting the catalog's command MCP servers (\"mcpServers\" entries with \"command\")")?;
+    Ok((gateway.engine(), Some(gateway)))
 }
 
-async fn exec(engine: Engine, language: Option<String>, code: String) -> Result<()> {
+async fn stop(gateway: Option<Gateway>) {
+    if let Some(gateway) = gateway {
+        gateway.shutdown().await;
+    }
+}
+
+async fn exec(engine: &Engine, language: Option<String>, code: String) -> Result<()> {
     let code = if code == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).context("reading the cell from stdin")?;
@@ -131,8 +171,8 @@ async fn exec(engine: Engine, language: Option<String>, code: String) -> Result<
     Ok(())
 }
 
-async fn session(engine: Engine) -> Result<()> {
+async fn session(engine: Arc<Engine>) -> Result<()> {
     let stdin = tokio::io::BufReader::new(tokio::io::stdin());
-    run_session(Arc::new(engine), stdin, tokio::io::stdout()).await?;
+    run_session(engine, stdin, tokio::io::stdout()).await?;
     Ok(())
 }

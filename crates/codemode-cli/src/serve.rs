@@ -52,6 +52,9 @@ pub struct GatewayConfig {
     pub upstream_timeout: Duration,
     /// Directory for the compiled guest module (not in the file: `--module-cache`). Default: none.
     pub module_cache: Option<std::path::PathBuf>,
+    /// Fail [`Gateway::start`] when an upstream cannot be started, instead of logging it and going
+    /// on without it. Default: `false` (`serve` stays up); `exec` and `session` set it.
+    pub require_upstreams: bool,
 }
 
 impl GatewayConfig {
@@ -75,7 +78,7 @@ impl GatewayConfig {
             ));
         };
         const FIELDS: &[&str] =
-            &["$schema", "mcpServers", "codeMode", "tools", "catalog", "upstreamTimeoutMs"];
+            &["$schema", "mcpServers", "codeMode", "tools", "catalog", "upstreamTimeoutMs", "hostSource"];
         if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(invalid(
                 &format!("$.{key}"),
@@ -113,13 +116,48 @@ impl GatewayConfig {
                 .filter(|s| matches!(s, crate::fixture::FixtureMcpServer::Inline(_))),
         );
         servers.extend(catalog.upstream_servers());
+        match map.get("hostSource") {
+            None => {}
+            Some(Value::String(name)) if codemode::is_valid_host_source(name) => {
+                catalog = catalog.with_host_source(name.clone());
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "$.hostSource",
+                    "must name the source of host tool ids: 1-32 lowercase letters, digits, `_` or `-`, \
+                     starting with a letter, not \"mcp\" or \"client\" (e.g. \"host\")"
+                        .into(),
+                ));
+            }
+        }
         let upstream_timeout = match map.get("upstreamTimeoutMs") {
             None => Duration::from_millis(DEFAULT_UPSTREAM_TIMEOUT_MS),
             Some(v) => Duration::from_millis(v.as_u64().filter(|ms| *ms >= 1).ok_or_else(|| {
                 invalid("$.upstreamTimeoutMs", "must be a positive whole number of milliseconds".into())
             })?),
         };
-        Ok(GatewayConfig { code_mode, servers, catalog, upstream_timeout, module_cache: None })
+        Ok(GatewayConfig {
+            code_mode,
+            servers,
+            catalog,
+            upstream_timeout,
+            module_cache: None,
+            require_upstreams: false,
+        })
+    }
+
+    /// A gateway over a fixture catalog alone: its command servers are the upstreams, each must
+    /// start ([`GatewayConfig::require_upstreams`]). What `codemode exec` and `codemode session`
+    /// use when the catalog names command servers.
+    pub fn for_catalog(code_mode: CodeModeConfig, catalog: FixtureCatalog) -> GatewayConfig {
+        GatewayConfig {
+            code_mode,
+            servers: catalog.upstream_servers(),
+            catalog,
+            upstream_timeout: Duration::from_millis(DEFAULT_UPSTREAM_TIMEOUT_MS),
+            module_cache: None,
+            require_upstreams: true,
+        }
     }
 }
 
@@ -344,8 +382,7 @@ impl UpstreamHost {
         };
         let content = serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new()));
         if result.is_error == Some(true) {
-            let message = content_text(&content).unwrap_or_else(|| "the MCP tool reported an error".into());
-            return Err(ToolError::with_code(short(&message), "tool_error"));
+            return Err(crate::host::mcp_tool_error(&content));
         }
         Ok(ToolOutcome::details(result.structured_content.unwrap_or(Value::Null)).with_content(content))
     }
@@ -398,12 +435,6 @@ fn short(text: &str) -> String {
         out.push('…');
     }
     out
-}
-
-fn content_text(content: &Value) -> Option<String> {
-    let texts: Vec<&str> =
-        content.as_array()?.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
-    (!texts.is_empty()).then(|| texts.join("\n"))
 }
 
 #[async_trait]
@@ -645,7 +676,8 @@ struct GatewayInner {
 
 impl Gateway {
     /// Starts the upstream servers and builds the first catalog. An upstream that cannot start is
-    /// logged and left out (the gateway stays up).
+    /// logged and left out (the gateway stays up), or fails the start with
+    /// [`GatewayConfig::require_upstreams`].
     pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
         let changed = Arc::new(Notify::new());
         let projection = Arc::new(Projection::default());
@@ -664,6 +696,12 @@ impl Gateway {
                         .unwrap_or_else(|p| p.into_inner())
                         .insert(name.clone(), client.peer().clone());
                     upstreams.push(Upstream { name: name.clone(), client });
+                }
+                Err(e) if config.require_upstreams => {
+                    for upstream in upstreams {
+                        let _ = upstream.client.cancel().await;
+                    }
+                    return Err(e);
                 }
                 Err(e) => tracing::warn!("{e}; continuing without it"),
             }
@@ -847,7 +885,7 @@ impl Gateway {
         let (true, Some(spec)) = (visible, spec) else {
             return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
         };
-        let id = spec.catalog_id();
+        let id = engine.catalog_id(&spec);
         let host = engine.fixture_host();
         let outcome = match host.call_direct(&id, arguments.clone()).await {
             Some(answer) => answer,

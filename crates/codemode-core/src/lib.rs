@@ -41,7 +41,8 @@ pub use namespace::{
     NamespaceContext, NamespaceRegistration, ScopeValue, ToolMarker, namespace_tool, namespace_tool_with,
 };
 pub use tool::{
-    ToolAnnotations, ToolCatalogEntry, ToolCatalogEntryWithSchema, ToolOrigin, ToolSource, ToolSpec,
+    DEFAULT_HOST_SOURCE, ToolAnnotations, ToolCatalogEntry, ToolCatalogEntryWithSchema, ToolOrigin,
+    ToolSource, ToolSpec, is_valid_host_source,
 };
 pub use wire::{
     CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult, ExecCell,

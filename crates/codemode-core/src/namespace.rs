@@ -174,7 +174,7 @@ impl fmt::Debug for NamespaceRegistration {
 
 /// Guest globals a namespace may never take, and the private prefix every internal global uses.
 pub const RESERVED_GLOBALS: &[&str] =
-    &["tools", "namespaces", "text", "json", "yield_control", "MCP", "API", "ALL_TOOLS"];
+    &["tools", "namespaces", "text", "json", "console", "yield_control", "MCP", "API", "ALL_TOOLS"];
 
 /// Prefix of internal guest globals (`__codemode*`); `__openclaw*` is reserved as well for
 /// compatibility with the spec's wording.

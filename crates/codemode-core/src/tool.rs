@@ -27,6 +27,24 @@ impl ToolSource {
     }
 }
 
+/// The spec's name for the host's own source in catalog ids (`openclaw:core:message`). An embedder
+/// that is not OpenClaw may name it otherwise (see [`is_valid_host_source`] and
+/// [`ToolSpec::catalog_id_in`]); MCP and client ids never change.
+pub const DEFAULT_HOST_SOURCE: &str = "openclaw";
+
+/// Whether `name` can name the host source in catalog ids: 1 to 32 characters of lowercase ASCII
+/// letters, digits, `_` and `-`, starting with a letter, and not `mcp` or `client` (whose ids it
+/// would then collide with).
+pub fn is_valid_host_source(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 32
+        && bytes[0].is_ascii_lowercase()
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'))
+        && name != ToolSource::Mcp.as_str()
+        && name != ToolSource::Client.as_str()
+}
+
 /// Where a tool comes from. Determines its [`ToolSource`], its trust, and its place in catalog order
 /// (core, bundled plugins, external plugins, MCP, client).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -186,9 +204,20 @@ impl ToolSpec {
         self.origin.source()
     }
 
-    /// The catalog id `<source>:<owner>:<tool-name>`.
+    /// The catalog id `<source>:<owner>:<tool-name>` with the spec's host source name
+    /// ([`DEFAULT_HOST_SOURCE`]): `openclaw:core:message`, `mcp:github:create_issue`.
     pub fn catalog_id(&self) -> String {
-        format!("{}:{}:{}", self.source().as_str(), self.owner, self.name)
+        self.catalog_id_in(DEFAULT_HOST_SOURCE)
+    }
+
+    /// The catalog id when the host source is named `host_source`: core and plugin tools get
+    /// `<host_source>:<owner>:<name>` (`host:core:message`); MCP and client ids are unchanged.
+    pub fn catalog_id_in(&self, host_source: &str) -> String {
+        let source = match self.source() {
+            ToolSource::Openclaw => host_source,
+            other => other.as_str(),
+        };
+        format!("{source}:{}:{}", self.owner, self.name)
     }
 }
 

@@ -4,7 +4,6 @@
 //! are parsed by hand from JSON so that every rule violation gets a message a model can act on, with
 //! the `invalid_input` code.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -386,73 +385,40 @@ fn optional_string(object: &Map<String, Value>, key: &str) -> Result<Option<Stri
     }
 }
 
-/// The JSON Schema of the `exec` input (derived with schemars, then narrowed to enabled languages).
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct ExecInputSchema {
-    /// JavaScript or TypeScript program; the body of an async function (top-level await and return work).
-    code: String,
-    /// Alias of `code` for hook policies; must equal `code` when both are sent.
-    #[serde(default)]
-    command: Option<String>,
-    /// Language of `code`. Default "javascript".
-    #[serde(default)]
-    language: Option<String>,
-    /// Refuse side-effecting nested calls so the run can be replayed safely.
-    #[serde(default)]
-    restart_safe: Option<bool>,
-}
+/// What the model reads about `code`.
+const CODE_DESCRIPTION: &str = "JavaScript or TypeScript program, run as the body of an async function (top-level await and return work).";
+/// What the model reads about `language`.
+const LANGUAGE_DESCRIPTION: &str = "Language of `code`. Default \"javascript\".";
+/// What the model reads about `restartSafe`.
+const RESTART_SAFE_DESCRIPTION: &str =
+    "Set true for read-only work: side-effecting tool calls are refused so the run can be safely replayed.";
+/// What the model reads about `runId`.
+const RUN_ID_DESCRIPTION: &str = "The runId of a `waiting` exec or wait result.";
 
-/// The JSON Schema of the `wait` input.
-#[derive(JsonSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // only its schema is used
-struct WaitInputSchema {
-    /// The runId of a `waiting` result.
-    run_id: String,
-}
-
-/// The `exec` input schema with `language` as a flat string enum of the enabled `languages`.
+/// The model-visible `exec` input schema: `code`, `language` as a flat string enum of the enabled
+/// `languages` (no `oneOf`/`anyOf`, which some providers reject) and `restartSafe`. The
+/// `command` alias is accepted by [`ExecInput::from_json`] for hook policies and trusted rewrites
+/// but is not shown: `code` is the documented field. Every description is written for the model.
 pub fn exec_input_schema(languages: &[Language]) -> Value {
-    let mut schema =
-        flatten(serde_json::to_value(schemars::schema_for!(ExecInputSchema)).unwrap_or_default());
-    if let Some(language) = schema.pointer_mut("/properties/language") {
-        let enum_values: Vec<Value> = languages.iter().map(|l| Value::from(l.as_str())).collect();
-        let description = language.get("description").cloned();
-        *language = serde_json::json!({ "type": "string", "enum": enum_values });
-        if let Some(d) = description {
-            language["description"] = d;
-        }
-    }
-    schema
+    let languages: Vec<Value> = languages.iter().map(|l| Value::from(l.as_str())).collect();
+    serde_json::json!({
+        "type": "object",
+        "properties": {
+            "code": { "type": "string", "description": CODE_DESCRIPTION },
+            "language": { "type": "string", "enum": languages, "description": LANGUAGE_DESCRIPTION },
+            "restartSafe": { "type": "boolean", "description": RESTART_SAFE_DESCRIPTION },
+        },
+        "required": ["code"],
+        "additionalProperties": false,
+    })
 }
 
-/// The `wait` input schema.
+/// The model-visible `wait` input schema.
 pub fn wait_input_schema() -> Value {
-    flatten(serde_json::to_value(schemars::schema_for!(WaitInputSchema)).unwrap_or_default())
-}
-
-/// Drops `$schema`/`title` and turns `type: [T, "null"]` into `type: T` so providers that reject unions
-/// accept the schema.
-fn flatten(mut schema: Value) -> Value {
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-        object.insert("additionalProperties".into(), Value::Bool(false));
-        if let Some(Value::Object(props)) = object.get_mut("properties") {
-            for prop in props.values_mut() {
-                if let Some(Value::Array(types)) = prop.get("type").cloned() {
-                    let non_null: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
-                    if non_null.len() == 1 {
-                        prop["type"] = non_null[0].clone();
-                    }
-                }
-                if let Some(p) = prop.as_object_mut() {
-                    p.remove("default");
-                }
-            }
-        }
-    }
-    schema
+    serde_json::json!({
+        "type": "object",
+        "properties": { "runId": { "type": "string", "description": RUN_ID_DESCRIPTION } },
+        "required": ["runId"],
+        "additionalProperties": false,
+    })
 }

@@ -12,6 +12,14 @@ pub enum BuildError {
     /// The guest boot context could not be built from the catalog and MCP metadata.
     #[error("code mode boot context: {0}")]
     BootContext(String),
+    /// [`crate::CodeModeBuilder::host_source`] is not a valid source name.
+    #[error(
+        "the host source name {name:?} is not valid (1-32 lowercase letters, digits, `_` or `-`, starting with a letter; not `mcp` or `client`)"
+    )]
+    InvalidHostSource {
+        /// The refused name.
+        name: String,
+    },
 }
 
 /// The final provider payload does not match the active Code Mode surface (the fail-closed guard).

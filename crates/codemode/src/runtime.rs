@@ -55,6 +55,7 @@ pub struct CodeModeBuilder {
     mcp_servers: Vec<McpServer>,
     sandbox_factory: Option<SandboxFactory>,
     module_cache: Option<PathBuf>,
+    host_source: Option<String>,
 }
 
 impl CodeModeBuilder {
@@ -99,6 +100,16 @@ impl CodeModeBuilder {
         self
     }
 
+    /// Names the `<source>` of core and plugin tool ids: `host` gives `host:core:message` instead
+    /// of the spec's `openclaw:core:message`. MCP (`mcp:`) and client (`client:`) ids, the entries'
+    /// `source` field and telemetry keys are unchanged. The name must pass
+    /// [`codemode_core::is_valid_host_source`] (else [`CodeModeBuilder::build`] fails). Default:
+    /// `openclaw`, for spec conformance.
+    pub fn host_source(mut self, name: impl Into<String>) -> Self {
+        self.host_source = Some(name.into());
+        self
+    }
+
     /// Replaces how the sandbox is created (tests, custom sandbox settings). Default: one sandbox per
     /// `memoryLimitBytes` and module cache per process, with the bridge prelude.
     pub fn sandbox_factory(mut self, factory: SandboxFactory) -> Self {
@@ -114,7 +125,14 @@ impl CodeModeBuilder {
         if config.enabled && self.host.is_none() {
             return Err(BuildError::MissingHost);
         }
-        let catalog = Catalog::build(self.tools.clone(), &CatalogOptions::default());
+        let mut catalog_options = CatalogOptions::default();
+        if let Some(name) = self.host_source {
+            if !codemode_core::is_valid_host_source(&name) {
+                return Err(BuildError::InvalidHostSource { name });
+            }
+            catalog_options.host_source = name;
+        }
+        let catalog = Catalog::build(self.tools.clone(), &catalog_options);
         let mcp = build_mcp(&catalog, &self.mcp_servers);
         let mut boot = BootContext::new();
         boot.all_tools = catalog.guest_entries().cloned().collect();
@@ -333,6 +351,7 @@ impl CodeMode {
             mcp_servers: Vec::new(),
             sandbox_factory: None,
             module_cache: None,
+            host_source: None,
         }
     }
 

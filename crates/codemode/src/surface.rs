@@ -118,6 +118,7 @@ Globals:
 - tools.callValue(id, input) -> the tool's result value; tools.call(id, input) -> the raw { tool, result } envelope. \
 tools.<name>(input) exists for unambiguous tool names.
 - text(value), json(value): append output items. yield_control(reason?): suspend; continue later with `wait`.
+- console.log/info/warn/error/debug(...args) append one text item per call, formatted like Node's util.format.
 - namespaces.<Name> and each namespace global listed below, when present.
 Run independent calls in parallel with Promise.all. A failing tool call throws an ordinary Error you can catch.
 

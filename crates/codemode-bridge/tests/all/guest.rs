@@ -187,7 +187,7 @@ fn value(code: &str) -> Value {
 fn globals_are_defined_locked_and_private_imports_are_gone() {
     let v = value(
         r#"
-        const names = ["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "yield_control", "Issues"];
+        const names = ["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "console", "yield_control", "Issues"];
         const out = {};
         for (const n of names) {
           const d = Object.getOwnPropertyDescriptor(globalThis, n);
@@ -205,7 +205,8 @@ fn globals_are_defined_locked_and_private_imports_are_gone() {
         json!({
             "ALL_TOOLS": ["object", false, false], "tools": ["object", false, false], "MCP": ["object", false, false],
             "API": ["object", false, false], "namespaces": ["object", false, false], "text": ["function", false, false],
-            "json": ["function", false, false], "yield_control": ["function", false, false],
+            "json": ["function", false, false], "console": ["object", false, false],
+            "yield_control": ["function", false, false],
             "Issues": ["object", false, false],
             "afterAssign": ["object", "object", false],
             "private": ["undefined", "undefined", "undefined"],
@@ -703,7 +704,7 @@ fn shared_scope_references_stay_shared_in_the_guest() {
 #[test]
 fn two_stage_boot_matches_one_stage() {
     let probe = r#"
-        const names = Object.getOwnPropertyNames(globalThis).filter((n) => /^(ALL_TOOLS|tools|MCP|API|namespaces|text|json|yield_control|Issues|__codemode_.*)$/.test(n));
+        const names = Object.getOwnPropertyNames(globalThis).filter((n) => /^(ALL_TOOLS|tools|MCP|API|namespaces|text|json|console|yield_control|Issues|__codemode_.*)$/.test(n));
         const described = names.map((n) => { const d = Object.getOwnPropertyDescriptor(globalThis, n); return [n, typeof d.value, d.writable, d.enumerable, d.configurable]; });
         return {
           described: described.sort((a, b) => (a[0] < b[0] ? -1 : 1)),

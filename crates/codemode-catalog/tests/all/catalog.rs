@@ -353,3 +353,42 @@ fn catalog_types_can_be_shared_across_threads() {
     assert_send_sync::<codemode_catalog::VisibleNamespace>();
     assert_send_sync::<CatalogError>();
 }
+
+/// An embedder may name the host source: core and plugin ids (and so lookup, describe, convenience
+/// names and the quick index) use it; MCP and client ids, `source` and counts do not change.
+#[test]
+fn the_host_source_names_core_and_plugin_ids() {
+    let mut options = CatalogOptions::default();
+    options.host_source = "host".to_owned();
+    let tools = vec![
+        ToolSpec::core("message"),
+        ToolSpec::new("shipping_list", ToolOrigin::BundledPlugin, "shipping"),
+        ToolSpec::new("create_issue", ToolOrigin::Mcp, "github"),
+        ToolSpec::new("pick_file", ToolOrigin::Client, "desktop"),
+    ];
+    let catalog = Catalog::build(tools.clone(), &options);
+    assert_eq!(catalog.host_source(), "host");
+    assert_eq!(
+        ids(&catalog),
+        [
+            "host:core:message",
+            "host:shipping:shipping_list",
+            "mcp:github:create_issue",
+            "client:desktop:pick_file"
+        ]
+    );
+    assert!(catalog.spec("host:core:message").is_some());
+    assert!(catalog.spec("openclaw:core:message").is_none(), "the spec's name is not an alias");
+    assert_eq!(catalog.describe("host:core:message").unwrap().entry.source, ToolSource::Openclaw);
+    assert!(catalog.quick_index(&Default::default()).contains("\"host:core:message\""));
+    assert!(catalog.convenience_names().contains(&("message".to_owned(), "host:core:message".to_owned())));
+    assert_eq!(catalog.counts().openclaw, 2);
+    assert!(catalog.diagnostics().is_empty(), "{:?}", catalog.diagnostics());
+
+    // An invalid name is not used: the spec's default, and a diagnostic.
+    options.host_source = "mcp".to_owned();
+    let catalog = Catalog::build(tools, &options);
+    assert_eq!(catalog.host_source(), "openclaw");
+    assert_eq!(ids(&catalog)[0], "openclaw:core:message");
+    assert!(catalog.diagnostics().contains(&CatalogDiagnostic::InvalidHostSource { name: "mcp".into() }));
+}

@@ -463,3 +463,20 @@ fn visible_namespaces_are_ordered_by_id() {
     let ids: Vec<String> = registry.visible_for(&owned_catalog(), &ctx()).into_iter().map(|n| n.id).collect();
     assert_eq!(ids, ["alpha", "mid", "zeta"]);
 }
+
+/// Ownership checks follow the catalog's host source: a namespace over plugin tools is visible when
+/// those tools are `host:<plugin>:<name>`.
+#[test]
+fn namespaces_resolve_under_a_named_host_source() {
+    let mut options = CatalogOptions::default();
+    options.host_source = "host".to_owned();
+    let catalog = Catalog::build(
+        vec![plugin_tool(LIST, PLUGIN), plugin_tool(UPDATE, PLUGIN), ToolSpec::core("message")],
+        &options,
+    );
+    let registry = registry_with(vec![issues()]);
+    let visible = registry.visible_for(&catalog, &ctx());
+    assert_eq!(visible.len(), 1, "{:?}", registry.resolve_for(&catalog, &ctx()).hidden);
+    assert_eq!(visible[0].tool_ids[LIST], "host:github:github_list_issues");
+    assert_eq!(visible[0].tool_ids[UPDATE], "host:github:github_update_issue");
+}

@@ -20,7 +20,8 @@ pub const GITHUB_TOOLS: &str = include_str!("github-tools.json");
 pub fn demo_catalog() -> anyhow::Result<FixtureCatalog> {
     let mut document: Value = serde_json::from_str(DEMO_CATALOG)?;
     let github: Value = serde_json::from_str(GITHUB_TOOLS)?;
-    document["mcpServers"]["github"] = json!({ "title": "GitHub", "tools": github["tools"] });
+    document["mcpServers"]["github"] =
+        json!({ "title": "GitHub", "behavior": "echo", "tools": github["tools"] });
     FixtureCatalog::from_value(&document, Path::new("."))
         .map_err(|(path, message)| anyhow::anyhow!("demo catalog: {path}: {message}"))
 }

@@ -39,7 +39,59 @@ fn exec_prints_the_result_json() {
     assert!(ok, "{stderr}");
     let result: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(result["status"], json!("completed"));
-    assert_eq!(result["value"], json!({ "x": 2 }));
+    assert_eq!(result["value"], json!({ "tool": "openclaw:core:echo_back", "input": { "x": 2 } }));
+}
+
+/// `codemode exec --catalog` starts the catalog's command servers (and stops them afterwards);
+/// one that cannot start is an error naming it, never silently dropped.
+#[test]
+fn exec_starts_command_servers_or_refuses_clearly() {
+    let dir = std::env::temp_dir().join(format!("codemode-cli-cmd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = fixture_path("scripted_upstream.py");
+    let catalog = dir.join("with-server.json");
+    let doc = json!({
+        "tools": [{ "name": "local", "behavior": "echo" }],
+        "mcpServers": { "scripted": { "command": "python3", "args": [script] } }
+    });
+    std::fs::write(&catalog, doc.to_string()).unwrap();
+    let (ok, stdout, stderr) = codemode(
+        &[
+            "exec",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "const r = await MCP.scripted.echo({ a: 1 }); const l = await tools.local({}); \
+             return { mcp: r.structuredContent, local: l.tool, files: (await API.list('mcp')).map((f) => f.path) };",
+        ],
+        None,
+    );
+    assert!(ok, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], json!("completed"), "{result}");
+    assert_eq!(result["value"]["mcp"], json!({ "a": 1 }));
+    assert_eq!(result["value"]["local"], json!("openclaw:core:local"));
+    assert!(result["value"]["files"].to_string().contains("mcp/scripted.d.ts"), "{result}");
+
+    let missing = dir.join("missing-server.json");
+    let doc = json!({ "mcpServers": { "ghost": { "command": "codemode-test-no-such-program" } } });
+    std::fs::write(&missing, doc.to_string()).unwrap();
+    let (ok, stdout, stderr) = codemode(&["exec", "--catalog", missing.to_str().unwrap(), "return 1"], None);
+    assert!(!ok, "must refuse: {stdout}");
+    assert!(stderr.contains("\"ghost\"") && stderr.contains("cannot start"), "{stderr}");
+    assert!(stderr.contains("command MCP servers"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn exec_host_source_is_checked_and_used() {
+    let (ok, stdout, stderr) = codemode(&["exec", "--host-source", "host", "return ALL_TOOLS.length"], None);
+    assert!(ok, "{stderr}");
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["value"], json!(0));
+    for bad in ["mcp", "Host", ""] {
+        let (ok, _, stderr) = codemode(&["exec", "--host-source", bad, "return 1"], None);
+        assert!(!ok, "{bad:?} accepted");
+        assert!(stderr.contains("host source name") && stderr.contains("not valid"), "{stderr}");
+    }
 }
 
 #[test]

@@ -41,7 +41,71 @@ fn every_behavior_kind_loads() {
     assert_eq!(behaviors[3], &Behavior::Delay { ms: 5, details: None });
     assert_eq!(behaviors[4], &Behavior::Manual);
     assert_eq!(behaviors[5], &Behavior::Sequence(vec![Behavior::Echo, Behavior::Manual]));
-    assert_eq!(behaviors[6], &Behavior::Echo, "the default behavior is echo");
+    assert_eq!(behaviors[6], &Behavior::Unscripted, "no behavior: calls fail, they never fake success");
+}
+
+#[test]
+fn mcp_error_results_are_scriptable_on_mcp_tools_only() {
+    let catalog = load(json!({
+        "mcpServers": { "s": { "tools": [
+            { "name": "bad", "behavior": { "kind": "static", "isError": true, "content": [{ "type": "text", "text": "no" }] } },
+            { "name": "seq", "behavior": { "kind": "sequence", "steps": [
+                { "kind": "static", "details": 1 },
+                { "kind": "static", "isError": true, "details": { "why": "x" }, "content": [] }
+            ] } },
+            { "name": "plain" }
+        ], "behavior": "echo" } }
+    }))
+    .unwrap();
+    let FixtureMcpServer::Inline(inline) = &catalog.mcp_servers[0] else { panic!() };
+    assert!(matches!(
+        &inline.behaviors["bad"],
+        Behavior::Static { is_error: true, details: Value::Null, .. }
+    ));
+    assert_eq!(inline.behaviors["plain"], Behavior::Echo, "the server's behavior is the default");
+    assert_eq!(
+        error_path(
+            json!({ "tools": [{ "name": "a", "behavior": { "kind": "static", "isError": true, "details": 1 } }] })
+        ),
+        "$.tools[0].behavior.isError"
+    );
+    assert_eq!(
+        error_path(
+            json!({ "mcpServers": { "s": { "tools": [{ "name": "a", "behavior": { "kind": "static", "isError": true } }] } } })
+        ),
+        "$.mcpServers.s.tools[0].behavior.content"
+    );
+    assert_eq!(
+        error_path(
+            json!({ "mcpServers": { "s": { "tools": [{ "name": "a", "behavior": { "kind": "static", "isError": "yes", "details": 1 } }] } } })
+        ),
+        "$.mcpServers.s.tools[0].behavior.isError"
+    );
+}
+
+#[test]
+fn namespace_markers_take_one_argument_mapping() {
+    let ns = |marker: Value| json!({ "namespaces": [{ "id": "n", "globalName": "N", "plugin": "p", "scope": { "f": marker } }] });
+    for ok in [
+        json!({ "$tool": "t" }),
+        json!({ "$tool": "t", "arg": "id" }),
+        json!({ "$tool": "t", "args": ["number", "patch"] }),
+        json!({ "$tool": "t", "args": "all" }),
+    ] {
+        load(ns(ok.clone())).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    assert_eq!(
+        error_path(ns(json!({ "$tool": "t", "arg": "a", "args": ["b"] }))),
+        "$.namespaces[0].scope.f.args"
+    );
+    assert_eq!(error_path(ns(json!({ "$tool": "t", "args": "some" }))), "$.namespaces[0].scope.f.args");
+    assert_eq!(error_path(ns(json!({ "$tool": "t", "args": [] }))), "$.namespaces[0].scope.f.args");
+    assert_eq!(
+        error_path(ns(json!({ "$tool": "t", "args": ["a", "a"] }))),
+        "$.namespaces[0].scope.f.args[1]"
+    );
+    assert_eq!(error_path(ns(json!({ "$tool": "t", "args": ["a", 1] }))), "$.namespaces[0].scope.f.args[1]");
+    assert_eq!(error_path(ns(json!({ "$tool": "t", "argz": 1 }))), "$.namespaces[0].scope.f.argz");
 }
 
 #[test]

@@ -45,6 +45,26 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn host_source_in_the_gateway_config_is_validated_and_applied() {
+    use codemode_cli::serve::GatewayConfig;
+    let base = std::path::Path::new(".");
+    let config = GatewayConfig::from_value(
+        &json!({ "hostSource": "host", "catalog": { "tools": [{ "name": "m", "behavior": "echo" }] } }),
+        "gw.json",
+        base,
+    )
+    .unwrap();
+    assert_eq!(config.catalog.host_source.as_deref(), Some("host"));
+    assert_eq!(config.catalog.id_of(&config.catalog.tools[0].spec), "host:core:m");
+    assert!(!config.require_upstreams, "serve stays up when an upstream cannot start");
+    for bad in [json!("mcp"), json!(""), json!(1), json!("Host")] {
+        let error = GatewayConfig::from_value(&json!({ "hostSource": bad }), "gw.json", base).unwrap_err();
+        let text = error.to_string();
+        assert!(text.starts_with("gw.json: $.hostSource: must name the source of host tool ids"), "{text}");
+    }
+}
+
 /// The upstream is another `codemode serve` with Code Mode disabled, so its fixture tools are plain
 /// MCP tools: one answers, one hangs past `upstreamTimeoutMs`. A second upstream cannot start.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,8 +19,12 @@ struct Session {
 
 impl Session {
     fn start(config: Option<&str>) -> Session {
+        Session::start_with(config, &[])
+    }
+
+    fn start_with(config: Option<&str>, args: &[&str]) -> Session {
         let mut command = Command::new(env!("CARGO_BIN_EXE_codemode"));
-        command.arg("session").arg("--catalog").arg(fixture_path("session.json"));
+        command.arg("session").arg("--catalog").arg(fixture_path("session.json")).args(args);
         if let Some(config) = config {
             command.arg("--config").arg(fixture_path(config));
         }
@@ -276,7 +280,7 @@ return out;"#,
     assert!(value["broken"].as_str().unwrap().contains("backend down"), "{value}");
     assert_eq!(value["counts"], json!([1, 2]));
     assert!(value["third"].as_str().unwrap().contains("exhausted"));
-    assert_eq!(value["echo"], json!({ "x": 3 }));
+    assert_eq!(value["echo"], json!({ "tool": "openclaw:core:echo_back", "input": { "x": 3 } }));
     assert_eq!(value["mcp"]["structuredContent"], json!({ "notes": ["a", "b"] }));
     let ids: Vec<&str> = value["ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert!(
@@ -286,5 +290,346 @@ return out;"#,
     );
     assert!(ids.contains(&"openclaw:core:approve"));
     assert_eq!(value["denied"], json!("refused"));
+    s.close();
+}
+
+fn output_texts(result: &Value) -> Vec<String> {
+    result["output"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no output in {result}"))
+        .iter()
+        .map(|item| {
+            assert_eq!(item["type"], json!("text"), "{item}");
+            item["text"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// Models write `console.log` by habit: every console method appends one text item, formatted like
+/// Node's util.format, in call order with `text()`.
+#[test]
+fn console_output_is_captured_in_order_with_node_formatting() {
+    let mut s = Session::start(None);
+    s.send(exec(
+        1,
+        r#"console.log("hello", { a: 1 }, [2], 3n);
+text("between");
+console.error("%s failed after %d tries", "sync", 3);
+console.warn(new TypeError("careful"));
+console.info("%j|%o|%i|%f|%%", { b: null }, ["x"], "12.7px", "0.5");
+console.debug();
+console.log("%s and %s", "one");
+return typeof console.log;"#,
+    ));
+    let answer = s.answer(json!(1));
+    let result = &answer["result"];
+    assert_eq!(result["status"], json!("completed"), "{answer}");
+    assert_eq!(result["value"], json!("function"));
+    assert_eq!(
+        output_texts(result),
+        [
+            r#"hello {"a":1} [2] 3n"#,
+            "between",
+            "sync failed after 3 tries",
+            "TypeError: careful",
+            r#"{"b":null}|["x"]|12|0.5|%"#,
+            "",
+            "one and %s",
+        ]
+    );
+    s.close();
+}
+
+/// Console output is output: it counts against `maxOutputBytes` (1,024 here) exactly like `text()`,
+/// and crossing the limit fails the run with `output_limit_exceeded`, keeping what came before.
+#[test]
+fn console_output_counts_against_max_output_bytes() {
+    let mut s = Session::start(Some("small-output-config.json"));
+    s.send(exec(
+        1,
+        r#"console.log("a".repeat(1000));
+console.log("b".repeat(24));
+let caught = "none";
+try { console.warn("c"); } catch (e) { caught = e.message; }
+return caught;"#,
+    ));
+    let answer = s.answer(json!(1));
+    let result = &answer["result"];
+    assert_eq!(result["status"], json!("failed"), "{answer}");
+    assert_eq!(result["code"], json!("output_limit_exceeded"));
+    let texts = output_texts(result);
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert_eq!(texts[0], "a".repeat(1000));
+    assert_eq!(texts[1], "b".repeat(24), "exactly 1024 bytes pass");
+    assert!(
+        texts[2].starts_with("[output truncated: maxOutputBytes (1024 bytes) exceeded"),
+        "the item past the limit is dropped whole, one marker follows: {}",
+        texts[2]
+    );
+
+    // Console cannot be replaced or unlocked by the cell.
+    s.send(exec(
+        2,
+        r#"console = null; try { console.log = () => "hijacked"; } catch (e) {}
+globalThis.JSON = null; Array.prototype.join = () => { throw new Error("join ran"); };
+console.log("still", { works: true });
+return Object.isFrozen(console);"#,
+    ));
+    let answer = s.answer(json!(2));
+    assert_eq!(answer["result"]["value"], json!(true), "{answer}");
+    assert_eq!(output_texts(&answer["result"]), [r#"still {"works":true}"#]);
+    s.close();
+}
+
+/// An `echo` tool answers with the identity of the tool that ran: `{tool: <catalog id>, input}` for
+/// host tools, `{server, tool, input}` as `structuredContent` (plus a text block) for MCP tools.
+#[test]
+fn fixture_echo_reports_the_tool_that_ran() {
+    let mut s = Session::start(None);
+    s.send(exec(
+        1,
+        r#"return {
+  byId: await tools.callValue("openclaw:core:echo_back", { x: 1 }),
+  byName: await tools.echo_back({ x: 2 }),
+  plugin: await tools.callValue("openclaw:github:github_list_issues", { state: "open" }),
+  raw: await tools.call("openclaw:core:echo_back", { x: 3 }),
+  mcp: await MCP.notes.echoNote({ id: 7 }),
+};"#,
+    ));
+    let answer = s.answer(json!(1));
+    let value = &answer["result"]["value"];
+    assert_eq!(answer["result"]["status"], json!("completed"), "{answer}");
+    assert_eq!(value["byId"], json!({ "tool": "openclaw:core:echo_back", "input": { "x": 1 } }));
+    assert_eq!(value["byName"], json!({ "tool": "openclaw:core:echo_back", "input": { "x": 2 } }));
+    assert_eq!(
+        value["plugin"],
+        json!({ "tool": "openclaw:github:github_list_issues", "input": { "state": "open" } })
+    );
+    assert_eq!(value["raw"]["tool"], json!("openclaw:core:echo_back"));
+    assert_eq!(
+        value["raw"]["result"]["details"],
+        json!({ "tool": "openclaw:core:echo_back", "input": { "x": 3 } })
+    );
+    let identity = json!({ "server": "notes", "tool": "echo_note", "input": { "id": 7 } });
+    assert_eq!(value["mcp"]["structuredContent"], identity);
+    assert_eq!(value["mcp"]["content"][0]["type"], json!("text"));
+    let text: Value = serde_json::from_str(value["mcp"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, identity, "the text block carries the same JSON");
+    s.close();
+}
+
+/// Scripted MCP error results and tools without a behavior fail visibly: never a faked success.
+#[test]
+fn fixture_mcp_error_results_and_unscripted_tools_fail_clearly() {
+    let mut s = Session::start(None);
+    s.send(exec(
+        1,
+        r#"const out = {};
+try { out.fail = await MCP.notes.failNote({}); } catch (e) { out.fail = [e.message, e.code]; }
+try { out.host = await tools.callValue("openclaw:core:unscripted", {}); } catch (e) { out.host = [e.message, e.code]; }
+try { out.mcp = await MCP.notes.unscriptedNote({}); } catch (e) { out.mcp = [e.message, e.code]; }
+return out;"#,
+    ));
+    let answer = s.answer(json!(1));
+    let value = &answer["result"]["value"];
+    assert_eq!(value["fail"], json!(["note store offline", "tool_error"]), "{answer}");
+    assert_eq!(value["host"][1], json!("no_behavior"), "{answer}");
+    let message = value["host"][0].as_str().unwrap();
+    assert!(message.contains("openclaw:core:unscripted") && message.contains("\"behavior\""), "{message}");
+    assert_eq!(value["mcp"][1], json!("no_behavior"));
+    assert!(value["mcp"][0].as_str().unwrap().contains("mcp:notes:unscripted_note"), "{answer}");
+    s.close();
+}
+
+/// The spec's `Issues.update(number, patch)`: positional mappers (`"args": ["number", "patch"]`)
+/// name each argument, `"args": "all"` passes every argument; the default passes the first.
+#[test]
+fn namespace_positional_mappers_build_the_tool_input() {
+    let mut s = Session::start(None);
+    s.send(json!({ "id": 1, "op": "surface" }));
+    let surface = s.answer(json!(1));
+    let description = surface["result"]["tools"][0]["description"].as_str().unwrap();
+    assert!(description.contains("Issues.update(number, patch)"), "the namespace prompt is shown");
+    s.send(exec(
+        2,
+        r#"return {
+  updated: await Issues.update(42, { state: "closed" }),
+  partial: await Issues.update(7),
+  extra: await Issues.update(3, { a: 1 }, "ignored"),
+  labels: await Issues.label(42, "bug", "p1"),
+  noLabels: await Issues.label(),
+  listed: await Issues.list({ state: "open" }),
+  listedDefault: await Issues.list(),
+  repository: Issues.repository,
+};"#,
+    ));
+    let answer = s.answer(json!(2));
+    let value = &answer["result"]["value"];
+    assert_eq!(answer["result"]["status"], json!("completed"), "{answer}");
+    assert_eq!(
+        value["updated"],
+        json!({ "tool": "openclaw:github:github_update_issue", "input": { "number": 42, "patch": { "state": "closed" } } })
+    );
+    assert_eq!(value["partial"]["input"], json!({ "number": 7 }), "missing arguments are left out");
+    assert_eq!(
+        value["extra"]["input"],
+        json!({ "number": 3, "patch": { "a": 1 } }),
+        "extra ones are ignored"
+    );
+    assert_eq!(
+        value["labels"],
+        json!({ "tool": "openclaw:github:github_add_labels", "input": { "args": [42, "bug", "p1"] } })
+    );
+    assert_eq!(value["noLabels"]["input"], json!({ "args": [] }));
+    assert_eq!(value["listed"]["input"], json!({ "state": "open" }));
+    assert_eq!(value["listedDefault"]["input"], json!({}));
+    assert_eq!(value["repository"], json!("openclaw/openclaw"));
+    s.close();
+}
+
+/// `toolCall` events carry the id in parts: `source`, `owner`, `tool`, and `server` for MCP tools.
+#[test]
+fn tool_call_events_name_source_owner_tool_and_server() {
+    let mut s = Session::start(None);
+    s.send(exec(
+        1,
+        "const a = await tools.approve({ what: 'x' }); const b = await MCP.notes.approveNote({ n: 1 }); \
+         const c = await tools.callValue('openclaw:github:github_approve_merge', { pr: 5 }); return [a, b.structuredContent, c];",
+    ));
+    let host = s.expect("host toolCall", |l| l["event"] == "toolCall");
+    assert_eq!(host["toolId"], json!("openclaw:core:approve"));
+    assert_eq!(
+        (&host["source"], &host["owner"], &host["tool"]),
+        (&json!("openclaw"), &json!("core"), &json!("approve"))
+    );
+    assert!(host.get("server").is_none(), "{host}");
+    s.send(json!({ "id": 2, "op": "resolve", "callId": host["callId"], "result": "ok-a" }));
+    s.answer(json!(2));
+    let mcp = s.expect("MCP toolCall", |l| l["event"] == "toolCall");
+    assert_eq!(mcp["toolId"], json!("mcp:notes:approve_note"));
+    assert_eq!(
+        (&mcp["source"], &mcp["owner"], &mcp["tool"], &mcp["server"]),
+        (&json!("mcp"), &json!("notes"), &json!("approve_note"), &json!("notes"))
+    );
+    assert_eq!(mcp["input"], json!({ "n": 1 }));
+    s.send(json!({ "id": 3, "op": "resolve", "callId": mcp["callId"], "result": { "ok": "b" } }));
+    s.answer(json!(3));
+    let plugin = s.expect("plugin toolCall", |l| l["event"] == "toolCall");
+    assert_eq!(
+        (&plugin["source"], &plugin["owner"], &plugin["tool"]),
+        (&json!("openclaw"), &json!("github"), &json!("github_approve_merge"))
+    );
+    s.send(json!({ "id": 4, "op": "resolve", "callId": plugin["callId"], "result": "ok-c" }));
+    s.answer(json!(4));
+    let done = s.answer(json!(1));
+    assert_eq!(done["result"]["value"], json!(["ok-a", { "ok": "b" }, "ok-c"]), "{done}");
+    s.close();
+}
+
+/// Replaces every `callId` / `runId` value in `line` by the doc's placeholders, recording them.
+fn with_placeholders(line: &Value, ids: &mut Vec<(String, String)>) -> Value {
+    match line {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let placeholder = match k.as_str() {
+                        "callId" => Some("<call id>"),
+                        "runId" => Some("<run id>"),
+                        _ => None,
+                    };
+                    match (placeholder, v) {
+                        (Some(p), Value::String(actual)) => {
+                            if !ids.iter().any(|(_, a)| a == actual) {
+                                ids.push((p.to_owned(), actual.clone()));
+                            }
+                            (k.clone(), json!(p))
+                        }
+                        _ => (k.clone(), with_placeholders(v, ids)),
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| with_placeholders(v, ids)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// docs/session-protocol.md's example, replayed: every `>` line is sent (placeholders replaced by
+/// the ids seen so far) once every `<` line before it has arrived, and each answer must equal the
+/// documented one in full (ids replaced by placeholders).
+#[test]
+fn the_documented_example_is_what_the_session_writes() {
+    let doc = std::fs::read_to_string(
+        std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap())
+            .join("../../docs/session-protocol.md"),
+    )
+    .unwrap();
+    let example = doc.split("## Example").nth(1).unwrap();
+    let block = example.split("```").nth(1).unwrap();
+    // Each exchange: '>' or '<', then the line with its wrapped continuation lines joined.
+    let mut exchanges: Vec<(char, String)> = Vec::new();
+    for line in block.lines() {
+        if let Some(rest) = line.strip_prefix("> ") {
+            exchanges.push(('>', rest.to_owned()));
+        } else if let Some(rest) = line.strip_prefix("< ") {
+            exchanges.push(('<', rest.to_owned()));
+        } else if let Some(rest) = line.strip_prefix("   ")
+            && let Some(last) = exchanges.last_mut()
+        {
+            last.1.push_str(rest);
+        }
+    }
+    assert!(exchanges.len() >= 10, "the example block was not found: {exchanges:?}");
+    let mut s = Session::start(Some("fast-config.json"));
+    let mut ids: Vec<(String, String)> = Vec::new();
+    for (direction, text) in exchanges {
+        if direction == '>' {
+            let mut line = text.clone();
+            for (placeholder, actual) in &ids {
+                line = line.replace(placeholder.as_str(), actual);
+            }
+            s.send_raw(&line);
+            continue;
+        }
+        let expected: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("doc line {text}: {e}"));
+        let mut seen = ids.clone();
+        let got = s.expect(&text, |l| with_placeholders(l, &mut seen.clone()) == expected);
+        with_placeholders(&got, &mut seen);
+        ids = seen;
+        // Distinct ids must stay distinct placeholders' values: one call id, one run id here.
+        assert!(ids.len() <= 2, "more ids than the example shows: {ids:?}");
+    }
+    s.close();
+}
+
+/// `--host-source host`: host tool ids, echoes and events say `host:`; MCP ids and `deny` by name
+/// are unchanged.
+#[test]
+fn a_named_host_source_renames_host_ids_everywhere() {
+    let mut s = Session::start_with(None, &["--host-source", "host"]);
+    s.send(exec(
+        1,
+        "const ids = ALL_TOOLS.map((t) => t.id); const e = await tools.callValue('host:core:echo_back', { x: 1 }); \
+         const a = await tools.approve({ what: 'y' }); const m = await MCP.notes.echoNote({}); \
+         const i = await Issues.update(1, {}); return { ids, e, a, m: m.structuredContent, i };",
+    ));
+    let event = s.expect("toolCall event", |l| l["event"] == "toolCall");
+    assert_eq!(event["toolId"], json!("host:core:approve"));
+    assert_eq!((&event["source"], &event["owner"]), (&json!("host"), &json!("core")));
+    s.send(json!({ "id": 2, "op": "resolve", "callId": event["callId"], "result": "yes" }));
+    s.answer(json!(2));
+    let answer = s.answer(json!(1));
+    let value = &answer["result"]["value"];
+    assert_eq!(answer["result"]["status"], json!("completed"), "{answer}");
+    let ids: Vec<&str> = value["ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(
+        ids.contains(&"host:core:echo_back") && ids.contains(&"host:github:github_update_issue"),
+        "{ids:?}"
+    );
+    assert!(ids.iter().all(|id| !id.starts_with("openclaw:") && !id.contains("secret_export")), "{ids:?}");
+    assert_eq!(value["e"], json!({ "tool": "host:core:echo_back", "input": { "x": 1 } }));
+    assert_eq!(value["a"], json!("yes"));
+    assert_eq!(value["m"]["server"], json!("notes"), "MCP ids unchanged");
+    assert_eq!(value["i"]["tool"], json!("host:github:github_update_issue"), "namespaces resolve under host");
     s.close();
 }

@@ -209,9 +209,9 @@ fn exec_schema_has_a_flat_language_enum_and_no_unions() {
     assert_eq!(schema["properties"]["language"]["type"], "string");
     assert_eq!(schema["properties"]["language"]["enum"], json!(["javascript", "typescript"]));
     assert_eq!(schema["properties"]["code"]["type"], "string");
-    assert_eq!(schema["properties"]["command"]["type"], "string");
     assert_eq!(schema["properties"]["restartSafe"]["type"], "boolean");
     assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["required"], json!(["code"]));
     let only_js = exec_input_schema(&[Language::Javascript]);
     assert_eq!(only_js["properties"]["language"]["enum"], json!(["javascript"]));
     let wait = wait_input_schema();
@@ -220,6 +220,37 @@ fn exec_schema_has_a_flat_language_enum_and_no_unions() {
     }
     assert_eq!(wait["properties"]["runId"]["type"], "string");
     assert_eq!(wait["required"], json!(["runId"]));
+}
+
+/// Model-visible schema text is written for the model: the documented properties only (`code`,
+/// not the `command` alias), a description on each, and nothing about how the schema was made.
+#[test]
+fn schemas_show_only_documented_properties_with_model_facing_text() {
+    let exec = exec_input_schema(&Language::ALL);
+    let wait = wait_input_schema();
+    let exec_props: Vec<&str> = exec["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(exec_props, ["code", "language", "restartSafe"], "no `command` alias in the schema");
+    let wait_props: Vec<&str> = wait["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(wait_props, ["runId"]);
+    for schema in [&exec, &wait] {
+        for (name, prop) in schema["properties"].as_object().unwrap() {
+            let text = prop["description"].as_str().unwrap_or_default();
+            assert!(text.len() > 10, "{name} has no description: {prop}");
+        }
+        let text = schema.to_string().to_lowercase();
+        for word in ["schemars", "derived", "json schema of", "$schema", "title", "narrowed", "alias", "hook"]
+        {
+            assert!(!text.contains(word), "{word:?} in model-visible schema {schema}");
+        }
+        for key in ["description", "$schema", "title", "definitions", "$defs"] {
+            assert!(schema.get(key).is_none(), "top-level {key} in {schema}");
+        }
+    }
+    assert!(exec["properties"]["code"]["description"].as_str().unwrap().contains("async function"));
+    assert!(wait["properties"]["runId"]["description"].as_str().unwrap().contains("waiting"));
+    // The alias still parses (hook policies and trusted rewrites send it).
+    let input = ExecInput::from_json(&json!({ "command": "return 1" })).unwrap();
+    assert_eq!(input.command.as_deref(), Some("return 1"));
 }
 
 #[test]
@@ -238,6 +269,21 @@ fn tool_spec_ids_and_entries() {
         "client:app:select_file"
     );
     assert!(ToolOrigin::ExternalPlugin.is_trusted() && !ToolOrigin::Mcp.is_trusted());
+    // An embedder may name the host source; only core and plugin ids change.
+    assert_eq!(ToolSpec::core("message").catalog_id_in("host"), "host:core:message");
+    assert_eq!(
+        ToolSpec::new("browser_request", ToolOrigin::BundledPlugin, "browser").catalog_id_in("host"),
+        "host:browser:browser_request"
+    );
+    assert_eq!(
+        ToolSpec::new("create_issue", ToolOrigin::Mcp, "github").catalog_id_in("host"),
+        "mcp:github:create_issue"
+    );
+    assert_eq!(ToolSpec::new("pick", ToolOrigin::Client, "app").catalog_id_in("host"), "client:app:pick");
+    assert_eq!(
+        ToolSpec::core("m").catalog_id_in(codemode_core::DEFAULT_HOST_SOURCE),
+        ToolSpec::core("m").catalog_id()
+    );
     let entry = ToolCatalogEntry {
         id: "openclaw:core:message".into(),
         name: "message".into(),
@@ -270,4 +316,15 @@ fn tool_spec_round_trips_through_json() {
     assert_eq!(v["directOnly"], true);
     let back: ToolSpec = serde_json::from_value(v).unwrap();
     assert_eq!(back, spec);
+}
+
+#[test]
+fn host_source_names_are_short_lowercase_and_never_another_source() {
+    use codemode_core::is_valid_host_source as valid;
+    for ok in ["openclaw", "host", "my-agent", "a", "agent_2", &"a".repeat(32)] {
+        assert!(valid(ok), "{ok}");
+    }
+    for bad in ["", "mcp", "client", "Host", "2host", "-x", "ho:st", "ho st", "höst", &"a".repeat(33)] {
+        assert!(!valid(bad), "{bad:?}");
+    }
 }

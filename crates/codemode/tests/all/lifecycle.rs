@@ -356,3 +356,96 @@ async fn dropping_an_exec_or_wait_future_leaves_nothing_behind() {
     assert_eq!(f.cm.run_count(), 0, "a dropped wait discards the run instead of leaving it half-resumed");
     assert_eq!(error(&f.wait(&id).await), codemode::UNAVAILABLE);
 }
+
+/// An embedder that is not OpenClaw names its host source: the ids the guest sees, the quick index,
+/// namespace ownership and the host's `NestedCall::catalog_id` all use it; MCP ids and the entries'
+/// `source` do not change. An invalid name fails the build.
+#[tokio::test]
+async fn an_embedder_names_the_host_source_of_catalog_ids() {
+    let host = ScriptedHost::new();
+    host.set(
+        "host:shipping:shipping_list",
+        Behavior::Value(json!([{ "id": "s1", "paid": false, "tons": 12 }])),
+    );
+    let registry = codemode::NamespaceRegistry::new();
+    registry
+        .register_for_plugin(
+            "shipping",
+            codemode::NamespaceRegistration::new(
+                "shipping-desk",
+                "Shipping",
+                "Shipments.",
+                ["shipping_list"],
+                |_: &codemode::NamespaceContext| {
+                    codemode::ScopeValue::object([("list", codemode::namespace_tool("shipping_list"))])
+                },
+            ),
+        )
+        .unwrap();
+    let cm = codemode::CodeMode::builder(config(json!({})))
+        .tools(fixture_tools())
+        .host(host.clone())
+        .namespaces(registry)
+        .host_source("host")
+        .build()
+        .unwrap();
+    let exec = cm.exec_definition();
+    assert!(exec.description.contains("\"host:core:web_search\""), "quick index: {}", exec.description);
+    assert!(!exec.description.contains("openclaw:core:"), "{}", exec.description);
+    let r = cm
+        .exec(
+            &scope(),
+            ExecInput::code(
+                r#"const ids = ALL_TOOLS.map((t) => t.id);
+const sources = [...new Set(ALL_TOOLS.map((t) => t.source))];
+await tools.web_search({ query: "q" });
+await tools.callValue("host:core:web_search", { query: "r" });
+let old = "refused";
+try { await tools.callValue("openclaw:core:web_search", { query: "s" }); old = "called"; } catch (e) {}
+await Shipping.list({});
+return { ids, sources, old };"#,
+            ),
+        )
+        .await;
+    let v = value(&r);
+    let ids: Vec<&str> = v["ids"].as_array().unwrap().iter().map(|i| i.as_str().unwrap()).collect();
+    assert!(ids.contains(&"host:core:web_search") && ids.contains(&"host:shipping:shipping_list"), "{ids:?}");
+    assert!(ids.iter().all(|id| !id.starts_with("openclaw:")), "{ids:?}");
+    assert_eq!(v["sources"][0], json!("openclaw"), "the source field keeps the spec's class");
+    assert_eq!(v["old"], json!("refused"), "the spec's name is not an alias");
+    assert_eq!(
+        host.call_ids(),
+        ["host:core:web_search", "host:core:web_search", "host:shipping:shipping_list"]
+    );
+    let host_ids = ids.iter().filter(|id| id.starts_with("host:")).count();
+    assert_eq!(r.telemetry().catalog_by_source.openclaw, host_ids, "counts keep the spec's keys");
+
+    let refused = codemode::CodeMode::builder(config(json!({})))
+        .tools(fixture_tools())
+        .host(host.clone())
+        .host_source("client")
+        .build()
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(refused, codemode::BuildError::InvalidHostSource { name: "client".into() });
+}
+
+/// `console.*` writes output items through the runtime like `text()`, and the exec guidance says so
+/// in one line.
+#[tokio::test]
+async fn console_output_reaches_the_result() {
+    let f = fixture(json!({}));
+    let r = f.run(r#"console.log("n=%d", 3, { a: [1] }); console.error(new Error("bad")); return 1;"#).await;
+    assert_eq!(value(&r), json!(1));
+    assert_eq!(
+        r.output(),
+        [
+            codemode::CodeModeOutput::Text { text: r#"n=3 {"a":[1]}"#.into() },
+            codemode::CodeModeOutput::Text { text: "Error: bad".into() },
+        ]
+    );
+    let guidance = codemode::exec_guidance();
+    let lines: Vec<&str> = guidance.lines().filter(|l| l.contains("console")).collect();
+    assert_eq!(lines.len(), 1, "{guidance}");
+    assert!(lines[0].contains("console.log") && lines[0].contains("util.format"), "{}", lines[0]);
+}
