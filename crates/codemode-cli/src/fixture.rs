@@ -60,6 +60,9 @@ pub struct UpstreamCommand {
     pub env: BTreeMap<String, String>,
     /// Working directory (relative paths are resolved against the config file's directory).
     pub cwd: Option<PathBuf>,
+    /// How long start-up (initialize and the first listing) may take (`startupTimeoutMs`; the
+    /// gateway's default when absent).
+    pub startup_timeout_ms: Option<u64>,
 }
 
 /// A resource an inline MCP server serves.
@@ -554,7 +557,7 @@ fn parse_behavior(value: &Value, path: String) -> Result<Behavior, Invalid> {
 fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<FixtureMcpServer, Invalid> {
     let obj = Obj::new(value, path)?;
     if obj.get("command").is_some() {
-        obj.only(&["command", "args", "env", "cwd", "type"])?;
+        obj.only(&["command", "args", "env", "cwd", "type", "startupTimeoutMs"])?;
         if let Some(kind) = obj.string("type")?
             && kind != "stdio"
         {
@@ -579,9 +582,15 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
             }
         }
         let cwd = obj.string("cwd")?.map(|c| base.join(c));
+        let startup_timeout_ms = match obj.get("startupTimeoutMs") {
+            None => None,
+            Some(v) => Some(v.as_u64().filter(|ms| *ms >= 1).ok_or_else(|| {
+                (obj.child("startupTimeoutMs"), "must be a positive whole number of milliseconds".to_owned())
+            })?),
+        };
         return Ok(FixtureMcpServer::Command {
             name: name.to_owned(),
-            command: UpstreamCommand { command, args, env, cwd },
+            command: UpstreamCommand { command, args, env, cwd, startup_timeout_ms },
         });
     }
     obj.only(&["title", "instructions", "tools", "behavior", "resources", "prompts"])?;

@@ -4,6 +4,7 @@ mod cli;
 mod fixture;
 mod fuzz;
 mod serve;
+mod serve_hostile;
 mod session;
 
 /// A file under `tests/fixtures`.

@@ -14,7 +14,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
+pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("codemode-serve-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -105,9 +105,9 @@ return out;"# })
 
 /// What the MCP client heard besides answers.
 #[derive(Clone, Default)]
-struct Heard {
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
-    tool_list_changed: Arc<Mutex<usize>>,
+pub(crate) struct Heard {
+    pub(crate) progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub(crate) tool_list_changed: Arc<Mutex<usize>>,
 }
 
 impl ClientHandler for Heard {
@@ -141,57 +141,66 @@ impl Heard {
 
 /// `codemode serve` in front of `tests/fixtures/scripted_upstream.py`, with its stderr in a file and
 /// the upstream's received messages in another.
-struct Scripted {
-    client: RunningService<RoleClient, Heard>,
-    heard: Heard,
-    dir: std::path::PathBuf,
+pub(crate) struct Scripted {
+    pub(crate) client: RunningService<RoleClient, Heard>,
+    pub(crate) heard: Heard,
+    pub(crate) dir: std::path::PathBuf,
+    pub(crate) serve: tokio::process::Child,
+}
+
+/// The `scripted_upstream.py` entry of a gateway config, logging what it receives into `dir`.
+pub(crate) fn scripted_server(dir: &std::path::Path) -> Value {
+    json!({
+        "command": "python3",
+        "args": [crate::fixture_path("scripted_upstream.py")],
+        "env": { "SCRIPTED_LOG": dir.join("upstream.log").to_str().unwrap() }
+    })
 }
 
 impl Scripted {
     async fn start(name: &str, timeout_ms: u64) -> Scripted {
         let dir = temp_dir(name);
-        let script = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
-            .join("tests/fixtures/scripted_upstream.py");
-        let config = dir.join("codemode.json");
-        std::fs::write(
-            &config,
-            json!({
-                "codeMode": { "enabled": true, "timeoutMs": timeout_ms },
-                "mcpServers": { "scripted": {
-                    "command": "python3",
-                    "args": [script],
-                    "env": { "SCRIPTED_LOG": dir.join("upstream.log").to_str().unwrap() }
-                } },
-                "upstreamTimeoutMs": 30000
-            })
-            .to_string(),
-        )
-        .unwrap();
-        let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
-        command
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .env("RUST_LOG", "info")
-            .kill_on_drop(true);
-        let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::from(stderr)).spawn().unwrap();
-        let heard = Heard::default();
-        let client = heard.clone().serve(transport).await.unwrap();
-        Scripted { client, heard, dir }
+        let config = json!({
+            "codeMode": { "enabled": true, "timeoutMs": timeout_ms },
+            "mcpServers": { "scripted": scripted_server(&dir) },
+            "upstreamTimeoutMs": 30000
+        });
+        Scripted::with_config(dir, &config).await
     }
 
-    async fn exec(&self, code: &str) -> Value {
+    /// `codemode serve` with `config` (written into `dir`) and an MCP client on its stdio.
+    pub(crate) async fn with_config(dir: std::path::PathBuf, config: &Value) -> Scripted {
+        let path = dir.join("codemode.json");
+        std::fs::write(&path, config.to_string()).unwrap();
+        let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
+        let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .args(["serve", "--config", path.to_str().unwrap()])
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdout, stdin) = (serve.stdout.take().unwrap(), serve.stdin.take().unwrap());
+        let heard = Heard::default();
+        let client = heard.clone().serve((stdout, stdin)).await.unwrap();
+        Scripted { client, heard, dir, serve }
+    }
+
+    pub(crate) async fn exec(&self, code: &str) -> Value {
         let mut params = CallToolRequestParams::new("exec");
         params.arguments = json!({ "code": code }).as_object().cloned();
         self.client.call_tool(params).await.unwrap().structured_content.unwrap()
     }
 
-    async fn value(&self, code: &str) -> Value {
+    pub(crate) async fn value(&self, code: &str) -> Value {
         let result = self.exec(code).await;
         assert_eq!(result["status"], "completed", "{result}");
         result["value"].clone()
     }
 
-    async fn status(&self) -> Value {
+    pub(crate) async fn status(&self) -> Value {
         let read =
             self.client.read_resource(ReadResourceRequestParams::new("codemode://status")).await.unwrap();
         let text = serde_json::to_value(&read).unwrap()["contents"][0]["text"].as_str().unwrap().to_owned();
@@ -207,18 +216,18 @@ impl Scripted {
             .collect()
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.client.cancel().await;
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
 /// Polls `check` every 20 ms for up to 10 s.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     for _ in 0..500 {
         if check() {
             return;
@@ -335,7 +344,11 @@ async fn an_upstream_crashing_mid_call_is_a_catchable_error_and_the_gateway_stay
     assert!(later.as_str().unwrap().contains("exited or closed its connection"), "{later}");
     assert_eq!(s.value("return 6 * 7").await, 42);
     let status = s.status().await;
-    assert_eq!(status["upstreams"], json!({ "running": [], "exited": ["scripted"] }), "{status}");
+    assert_eq!(
+        status["upstreams"],
+        json!({ "running": [], "exited": ["scripted"], "failed": [], "warnings": [] }),
+        "{status}"
+    );
     assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
     let stderr = s.stderr();
     assert!(stderr.contains("WARN") && stderr.contains("exited during the call"), "{stderr}");
@@ -381,7 +394,7 @@ async fn cancelling_exec_cancels_the_upstream_call() {
     s.stop().await;
 }
 
-fn process_gone(pid: u64) -> bool {
+pub(crate) fn process_gone(pid: u64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // A zombie has exited; only its parent's (or init's) reaping is left.

@@ -2,10 +2,13 @@
 //! (docs/serve.md). Upstream servers are child processes; their tools, resources and prompts become
 //! the hidden catalog; the client sees `exec`, `wait` and direct-only tools.
 
-use std::collections::HashMap;
+mod child;
+pub mod wire;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use codemode::{
@@ -23,7 +26,7 @@ use rmcp::service::{
     NotificationContext, PeerRequestOptions, RequestContext, RunningService, RxJsonRpcMessage,
     TxJsonRpcMessage,
 };
-use rmcp::transport::{TokioChildProcess, Transport};
+use rmcp::transport::Transport;
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
@@ -38,6 +41,31 @@ pub const STATUS_URI: &str = "codemode://status";
 /// Default time an upstream call may take before it fails with code `timeout`.
 pub const DEFAULT_UPSTREAM_TIMEOUT_MS: u64 = 120_000;
 
+/// Default time an upstream may take to start (initialize and list its tools) before it is left
+/// out (`startupTimeoutMs`).
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 10_000;
+
+/// Most `tools/list` pages read from one upstream; past it the listing is truncated.
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// Most tools taken from one upstream; past it the listing is truncated.
+pub const MAX_TOOLS_PER_SERVER: usize = 1000;
+
+/// Most bytes of tool definitions (as JSON) taken from one upstream; past it the listing is
+/// truncated.
+pub const MAX_LISTING_BYTES: usize = 4 * 1024 * 1024;
+
+/// A `list_changed` waits this long for more before the catalog is rebuilt ...
+pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// ... but no longer than this after the first one (an upstream that never stops sending them
+/// still gets a rebuild, one per this interval at most).
+pub const LIST_CHANGED_MAX_DELAY: Duration = Duration::from_secs(2);
+
+/// Most catalog generations kept for suspended runs (each kept generation holds at least one);
+/// past it the oldest are dropped with a warning.
+pub const MAX_GENERATIONS: usize = 64;
+
 /// The gateway configuration file.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -50,6 +78,8 @@ pub struct GatewayConfig {
     pub catalog: FixtureCatalog,
     /// Per-call upstream timeout (`upstreamTimeoutMs`).
     pub upstream_timeout: Duration,
+    /// Default start-up timeout per upstream (`startupTimeoutMs`; a server's own overrides it).
+    pub startup_timeout: Duration,
     /// Directory for the compiled guest module (not in the file: `--module-cache`). Default: none.
     pub module_cache: Option<std::path::PathBuf>,
 }
@@ -74,8 +104,15 @@ impl GatewayConfig {
                 "must be an object: {\"mcpServers\": {...}, \"codeMode\": {...}}".into(),
             ));
         };
-        const FIELDS: &[&str] =
-            &["$schema", "mcpServers", "codeMode", "tools", "catalog", "upstreamTimeoutMs"];
+        const FIELDS: &[&str] = &[
+            "$schema",
+            "mcpServers",
+            "codeMode",
+            "tools",
+            "catalog",
+            "upstreamTimeoutMs",
+            "startupTimeoutMs",
+        ];
         if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(invalid(
                 &format!("$.{key}"),
@@ -113,13 +150,57 @@ impl GatewayConfig {
                 .filter(|s| matches!(s, crate::fixture::FixtureMcpServer::Inline(_))),
         );
         servers.extend(catalog.upstream_servers());
-        let upstream_timeout = match map.get("upstreamTimeoutMs") {
-            None => Duration::from_millis(DEFAULT_UPSTREAM_TIMEOUT_MS),
-            Some(v) => Duration::from_millis(v.as_u64().filter(|ms| *ms >= 1).ok_or_else(|| {
-                invalid("$.upstreamTimeoutMs", "must be a positive whole number of milliseconds".into())
-            })?),
+        let millis = |key: &str, default: u64| match map.get(key) {
+            None => Ok(Duration::from_millis(default)),
+            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Duration::from_millis).ok_or_else(|| {
+                invalid(&format!("$.{key}"), "must be a positive whole number of milliseconds".into())
+            }),
         };
-        Ok(GatewayConfig { code_mode, servers, catalog, upstream_timeout, module_cache: None })
+        let upstream_timeout = millis("upstreamTimeoutMs", DEFAULT_UPSTREAM_TIMEOUT_MS)?;
+        let startup_timeout = millis("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)?;
+        Ok(GatewayConfig {
+            code_mode,
+            servers,
+            catalog,
+            upstream_timeout,
+            startup_timeout,
+            module_cache: None,
+        })
+    }
+}
+
+/// Upstreams whose lists changed since the last rebuild, and the signal that wakes the rebuilder.
+#[derive(Default)]
+struct Changed {
+    servers: Mutex<BTreeSet<String>>,
+    notify: Notify,
+}
+
+impl Changed {
+    fn mark(&self, server: &str) {
+        self.servers.lock().unwrap_or_else(|p| p.into_inner()).insert(server.to_owned());
+        self.notify.notify_one();
+    }
+
+    fn take(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.servers.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Waits for a change, then for the burst to end (no change for [`LIST_CHANGED_DEBOUNCE`], or
+    /// [`LIST_CHANGED_MAX_DELAY`] after the first).
+    async fn settled(&self) {
+        self.notify.notified().await;
+        let first = Instant::now();
+        loop {
+            let left = LIST_CHANGED_MAX_DELAY.saturating_sub(first.elapsed());
+            if left.is_zero()
+                || tokio::time::timeout(LIST_CHANGED_DEBOUNCE.min(left), self.notify.notified())
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+        }
     }
 }
 
@@ -128,23 +209,23 @@ impl GatewayConfig {
 #[derive(Clone)]
 struct UpstreamHandler {
     name: String,
-    changed: Arc<Notify>,
+    changed: Arc<Changed>,
 }
 
 impl ClientHandler for UpstreamHandler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.name, "upstream tool list changed; rebuilding the catalog");
-        self.changed.notify_one();
+        self.changed.mark(&self.name);
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.name, "upstream resource list changed; rebuilding the catalog");
-        self.changed.notify_one();
+        self.changed.mark(&self.name);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(server = %self.name, "upstream prompt list changed; rebuilding the catalog");
-        self.changed.notify_one();
+        self.changed.mark(&self.name);
     }
 
     async fn on_progress(
@@ -194,10 +275,30 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
 
 type Client = RunningService<RoleClient, UpstreamHandler>;
 
-/// One connected upstream server.
+/// One connected upstream server and what it lists.
 struct Upstream {
     name: String,
     client: Client,
+    child: child::Child,
+    described: Described,
+    /// This server's start-up (and re-listing) time limit.
+    startup_timeout: Duration,
+}
+
+impl Upstream {
+    /// Closes the connection (the child's stdin), then stops the process.
+    async fn stop(mut self) {
+        let _ = self.client.cancel().await;
+        self.child.stop().await;
+    }
+}
+
+/// An upstream's listing as Code Mode metadata, and why it was truncated (if it was).
+#[derive(Clone)]
+struct Described {
+    server: McpServer,
+    specs: Vec<ToolSpec>,
+    warnings: Vec<String>,
 }
 
 /// Routes nested calls with catalog id `mcp:<server>:<tool>` to the upstream server by exact name.
@@ -241,6 +342,14 @@ impl UpstreamHost {
         (names(running), names(exited))
     }
 
+    fn is_closed(&self, server: &str) -> bool {
+        self.peers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(server)
+            .is_some_and(|p| p.is_transport_closed())
+    }
+
     async fn bounded<T>(
         &self,
         server: &str,
@@ -259,6 +368,13 @@ impl UpstreamHost {
     ) -> Result<T, ToolError> {
         match answer {
             Ok(Ok(value)) => Ok(value),
+            Ok(Err(rmcp::ServiceError::McpError(e))) if !self.is_closed(server) => {
+                tracing::warn!(server, what, error = %e.message, "upstream MCP call failed");
+                Err(ToolError::with_code(
+                    format!("MCP server {server:?} failed: {}", short(&e.message)),
+                    "upstream_error",
+                ))
+            }
             Ok(Err(e)) => {
                 let closed = matches!(e, rmcp::ServiceError::TransportClosed)
                     || self
@@ -451,34 +567,65 @@ impl ToolHost for UpstreamHost {
 async fn connect(
     name: &str,
     command: &UpstreamCommand,
-    changed: Arc<Notify>,
+    changed: Arc<Changed>,
     projection: Arc<Projection>,
-) -> Result<Client, CliError> {
-    let mut cmd = tokio::process::Command::new(&command.command);
-    cmd.args(&command.args).envs(&command.env).kill_on_drop(true);
-    if let Some(cwd) = &command.cwd {
-        cmd.current_dir(cwd);
-    }
-    let upstream = |message: String| CliError::Upstream { server: name.to_owned(), message };
-    let (transport, _stderr) = TokioChildProcess::builder(cmd)
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .map_err(|e| upstream(format!("cannot start {:?}: {e}", command.command)))?;
-    let transport = ProgressTap { inner: transport, server: name.to_owned(), projection: projection.clone() };
+) -> Result<(Client, child::Child), String> {
+    let (child, stdout, stdin) =
+        child::Child::spawn(command).map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
+    let transport = wire::ClientWire::new(name, stdout, stdin);
+    let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
     let handler = UpstreamHandler { name: name.to_owned(), changed };
-    handler.serve(transport).await.map_err(|e| upstream(format!("initialize failed: {e}")))
+    match handler.serve(transport).await {
+        Ok(client) => Ok((client, child)),
+        Err(e) => Err(format!("initialize failed: {e}")),
+    }
 }
 
-/// Lists an upstream's tools, resources and prompts (all pages) as Code Mode metadata.
-async fn describe(upstream: &Upstream) -> (McpServer, Vec<ToolSpec>) {
-    let peer = upstream.client.peer();
+/// Starts one upstream: spawn, initialize, first listing, all within `timeout`. The error says
+/// which step did not finish.
+async fn start_upstream(
+    name: String,
+    command: UpstreamCommand,
+    timeout: Duration,
+    changed: Arc<Changed>,
+    projection: Arc<Projection>,
+) -> Result<Upstream, String> {
+    let step = Mutex::new("initialize");
+    let work = async {
+        let (client, child) = connect(&name, &command, changed, projection).await?;
+        *step.lock().unwrap_or_else(|p| p.into_inner()) = "tools/list";
+        let described = describe(&name, client.peer()).await;
+        Ok(Upstream { name: name.clone(), client, child, described, startup_timeout: timeout })
+    };
+    match tokio::time::timeout(timeout, work).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "did not start within {} ms (no answer to {}); raise startupTimeoutMs if it is just slow",
+            timeout.as_millis(),
+            step.lock().unwrap_or_else(|p| p.into_inner())
+        )),
+    }
+}
+
+/// Lists an upstream's tools (bounded: [`MAX_LIST_PAGES`], [`MAX_TOOLS_PER_SERVER`],
+/// [`MAX_LISTING_BYTES`]; past a bound the listing is truncated with a warning), and checks
+/// whether it serves resources and prompts.
+async fn describe(name: &str, peer: &Peer<RoleClient>) -> Described {
     let info = peer.peer_info();
     let capabilities = info.as_ref().map(|i| serde_json::to_value(&i.capabilities).unwrap_or(Value::Null));
     let has = |key: &str| capabilities.as_ref().is_some_and(|c| c.get(key).is_some_and(|v| !v.is_null()));
-    let tools = match peer.list_all_tools().await {
-        Ok(tools) => tools,
+    let mut warnings = Vec::new();
+    let tools = match list_tools_bounded(peer).await {
+        Ok((tools, truncated)) => {
+            if let Some(why) = truncated {
+                tracing::warn!(server = %name, "tools/list truncated: {why}");
+                warnings.push(format!("tools/list truncated: {why}"));
+            }
+            tools
+        }
         Err(e) => {
-            tracing::warn!(server = %upstream.name, error = %e, "tools/list failed; the server contributes no tools");
+            tracing::warn!(server = %name, error = %e, "tools/list failed; the server contributes no tools");
+            warnings.push(format!("tools/list failed: {}", short(&e.to_string())));
             Vec::new()
         }
     };
@@ -487,11 +634,12 @@ async fn describe(upstream: &Upstream) -> (McpServer, Vec<ToolSpec>) {
         .filter_map(|t| serde_json::to_value(t).ok())
         .filter_map(|v| McpTool::from_value_lossy(&v))
         .collect();
-    let mut server = McpServer::new(upstream.name.clone(), tools);
-    if has("resources") && peer.list_all_resources().await.is_ok() {
+    let mut server = McpServer::new(name.to_owned(), tools);
+    // One page is enough to know the server serves them (the guest reads and lists them live).
+    if has("resources") && peer.list_resources(None).await.is_ok() {
         server = server.with_resources();
     }
-    if has("prompts") && peer.list_all_prompts().await.is_ok() {
+    if has("prompts") && peer.list_prompts(None).await.is_ok() {
         server = server.with_prompts();
     }
     if let Some(info) = info {
@@ -503,7 +651,59 @@ async fn describe(upstream: &Upstream) -> (McpServer, Vec<ToolSpec>) {
         }
     }
     let specs = server.tool_specs();
-    (server, specs)
+    Described { server, specs, warnings }
+}
+
+/// Reads `tools/list` page by page within the listing bounds. The second value says why the
+/// listing was cut short, if it was.
+async fn list_tools_bounded(
+    peer: &Peer<RoleClient>,
+) -> Result<(Vec<Tool>, Option<String>), rmcp::ServiceError> {
+    let mut tools = Vec::new();
+    let mut bytes = 0usize;
+    let mut cursor: Option<String> = None;
+    let mut seen = HashSet::new();
+    for pages in 0.. {
+        if pages == MAX_LIST_PAGES {
+            let why =
+                format!("it has more than {MAX_LIST_PAGES} pages; kept the first {} tools", tools.len());
+            return Ok((tools, Some(why)));
+        }
+        let params = cursor.take().map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer.list_tools(params).await?;
+        for tool in page.tools {
+            if tools.len() == MAX_TOOLS_PER_SERVER {
+                let why = format!(
+                    "it lists more than {MAX_TOOLS_PER_SERVER} tools; kept the first {MAX_TOOLS_PER_SERVER}"
+                );
+                return Ok((tools, Some(why)));
+            }
+            let size = serde_json::to_vec(&tool).map_or(0, |v| v.len());
+            if bytes + size > MAX_LISTING_BYTES {
+                let why = format!(
+                    "its tool definitions exceed {} MiB; kept the first {} tools",
+                    MAX_LISTING_BYTES >> 20,
+                    tools.len()
+                );
+                return Ok((tools, Some(why)));
+            }
+            bytes += size;
+            tools.push(tool);
+        }
+        match page.next_cursor {
+            None => break,
+            Some(next) if !seen.insert(next.clone()) => {
+                let why = format!(
+                    "it repeated the cursor {:?}; kept the first {} tools",
+                    short(&next),
+                    tools.len()
+                );
+                return Ok((tools, Some(why)));
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    Ok((tools, None))
 }
 
 /// What the MCP client hears besides answers: nested-call events as `notifications/message`
@@ -634,40 +834,59 @@ struct GatewayInner {
     config: GatewayConfig,
     upstream: Arc<UpstreamHost>,
     upstreams: tokio::sync::Mutex<Vec<Upstream>>,
-    /// Current engine first; older generations keep serving `wait` for their suspended runs.
+    /// Current engine first; older generations are kept while they hold suspended runs.
     engines: RwLock<Vec<Arc<Engine>>>,
     run_owner: Mutex<HashMap<String, usize>>,
     projection: Arc<Projection>,
-    changed: Arc<Notify>,
-    /// Catalog builds so far (1 after start; +1 per `list_changed` rebuild).
+    changed: Arc<Changed>,
+    /// Catalog builds so far (1 after start; +1 per rebuild after `list_changed`).
     generation: std::sync::atomic::AtomicU64,
+    /// Upstreams that did not start: (name, why), in config order.
+    failed: Vec<(String, String)>,
+    /// Warnings about the current catalog (truncated listings): (server, warning).
+    warnings: Mutex<Vec<(String, String)>>,
+    /// The task rebuilding the catalog after `list_changed`.
+    rebuilder: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Gateway {
-    /// Starts the upstream servers and builds the first catalog. An upstream that cannot start is
-    /// logged and left out (the gateway stays up).
+    /// Starts the upstream servers (in parallel, each within its `startupTimeoutMs`) and builds the
+    /// first catalog. An upstream that cannot start, or does not within its time, is logged, left
+    /// out and listed as failed in the status (the gateway stays up). Dropping this future stops
+    /// every upstream process started so far.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
-        let changed = Arc::new(Notify::new());
+        let changed = Arc::new(Changed::default());
         let projection = Arc::new(Projection::default());
         let upstream = Arc::new(UpstreamHost {
             peers: RwLock::default(),
             timeout: config.upstream_timeout,
             projection: projection.clone(),
         });
+        let starts = config.servers.iter().map(|(name, command)| {
+            let timeout = command.startup_timeout_ms.map_or(config.startup_timeout, Duration::from_millis);
+            start_upstream(name.clone(), command.clone(), timeout, changed.clone(), projection.clone())
+        });
+        let started = futures::future::join_all(starts).await;
         let mut upstreams = Vec::new();
-        for (name, command) in &config.servers {
-            match connect(name, command, changed.clone(), projection.clone()).await {
-                Ok(client) => {
+        let mut failed = Vec::new();
+        for ((name, _), result) in config.servers.iter().zip(started) {
+            match result {
+                Ok(started) => {
                     upstream
                         .peers
                         .write()
                         .unwrap_or_else(|p| p.into_inner())
-                        .insert(name.clone(), client.peer().clone());
-                    upstreams.push(Upstream { name: name.clone(), client });
+                        .insert(name.clone(), started.client.peer().clone());
+                    upstreams.push(started);
                 }
-                Err(e) => tracing::warn!("{e}; continuing without it"),
+                Err(error) => {
+                    tracing::warn!(server = %name, "MCP server {name:?}: {error}; continuing without it");
+                    failed.push((name.clone(), error));
+                }
             }
         }
+        // A list change during start-up is already in the first listing.
+        changed.take();
         let gateway = Gateway {
             inner: Arc::new(GatewayInner {
                 config,
@@ -678,32 +897,51 @@ impl Gateway {
                 projection,
                 changed,
                 generation: Default::default(),
+                failed,
+                warnings: Mutex::default(),
+                rebuilder: Mutex::default(),
             }),
         };
-        gateway.rebuild().await?;
+        gateway.rebuild(&BTreeSet::new()).await?;
         let weak = Arc::downgrade(&gateway.inner);
-        tokio::spawn(async move {
+        let rebuilder = tokio::spawn(async move {
             loop {
                 let Some(changed) = weak.upgrade().map(|i| i.changed.clone()) else { return };
-                changed.notified().await;
+                changed.settled().await;
                 let Some(inner) = weak.upgrade() else { return };
-                if let Err(e) = (Gateway { inner }).rebuild().await {
+                let servers = changed.take();
+                if let Err(e) = (Gateway { inner }).rebuild(&servers).await {
                     tracing::warn!("catalog rebuild failed: {e}");
                 }
             }
         });
+        *gateway.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilder);
         Ok(gateway)
     }
 
-    async fn rebuild(&self) -> Result<(), CliError> {
+    /// Builds a new catalog generation, listing `changed` servers again (each within its
+    /// start-up time; one that fails keeps its previous listing), and tells the client once.
+    async fn rebuild(&self, changed: &BTreeSet<String>) -> Result<(), CliError> {
         let inner = &self.inner;
-        let upstreams = inner.upstreams.lock().await;
+        let mut upstreams = inner.upstreams.lock().await;
+        for upstream in upstreams.iter_mut().filter(|u| changed.contains(&u.name)) {
+            let listing = describe(&upstream.name, upstream.client.peer());
+            match tokio::time::timeout(upstream.startup_timeout, listing).await {
+                Ok(described) => upstream.described = described,
+                Err(_) => tracing::warn!(
+                    server = %upstream.name,
+                    "listing again after list_changed took over {} ms; keeping the previous listing",
+                    upstream.startup_timeout.as_millis()
+                ),
+            }
+        }
         let mut servers = Vec::new();
         let mut tools = Vec::new();
+        let mut warnings = Vec::new();
         for upstream in upstreams.iter() {
-            let (server, specs) = describe(upstream).await;
-            servers.push(server);
-            tools.extend(specs);
+            servers.push(upstream.described.server.clone());
+            tools.extend(upstream.described.specs.iter().cloned());
+            warnings.extend(upstream.described.warnings.iter().map(|w| (upstream.name.clone(), w.clone())));
         }
         drop(upstreams);
         let catalog = &inner.config.catalog;
@@ -726,11 +964,13 @@ impl Gateway {
             let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
             engines.insert(0, engine);
             inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            // Keep a few generations for suspended runs; older ones are dropped (their runs expire).
-            engines.truncate(4);
+            keep_generations(&mut engines);
         }
+        *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
         let peer = inner.projection.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(peer) = peer {
+        if let Some(peer) = peer
+            && inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1
+        {
             let _ = peer.notify_tool_list_changed().await;
         }
         Ok(())
@@ -754,10 +994,20 @@ impl Gateway {
         }
     }
 
-    /// Records which engine generation holds a waiting run, and forgets runs no engine holds
-    /// any more (finished, cancelled or expired), so the map stays as small as the run stores.
+    /// Records which engine generation holds a waiting run (keeping that generation, even if a
+    /// rebuild while the run was executing let it go), drops generations that hold no runs any
+    /// more, and forgets runs no engine holds (finished, cancelled or expired), so the map stays
+    /// as small as the run stores.
     fn remember(&self, engine: &Arc<Engine>, result: &Value) {
-        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let engines = {
+            let mut engines = self.inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            let waiting = result.get("status").and_then(Value::as_str) == Some("waiting");
+            if waiting && !engines.iter().any(|e| Arc::ptr_eq(e, engine)) {
+                engines.push(engine.clone());
+            }
+            keep_generations(&mut engines);
+            engines.clone()
+        };
         let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
             owners.insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
@@ -775,26 +1025,40 @@ impl Gateway {
     pub fn status(&self) -> Value {
         let engine = self.engine();
         let (running, exited) = self.inner.upstream.servers_by_state();
+        let failed: Vec<Value> =
+            self.inner.failed.iter().map(|(name, error)| json!({ "name": name, "error": error })).collect();
+        let warnings: Vec<Value> = self
+            .inner
+            .warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(name, warning)| json!({ "name": name, "warning": warning }))
+            .collect();
         json!({
             "catalogGeneration": self.inner.generation.load(std::sync::atomic::Ordering::Relaxed),
+            "catalogGenerationsKept": self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).len(),
             "catalogTools": engine.tools().len(),
             "suspendedRuns": self.suspended_runs(),
             "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
             "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
-            "upstreams": { "running": running, "exited": exited },
+            "upstreams": { "running": running, "exited": exited, "failed": failed, "warnings": warnings },
         })
     }
 
-    /// Stops every upstream server (graceful close, then kill).
+    /// Stops every upstream server (stdin closed, then SIGTERM, then kill), all at once.
     pub async fn shutdown(&self) {
+        let rebuilder = self.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(rebuilder) = rebuilder {
+            rebuilder.abort();
+            let _ = rebuilder.await;
+        }
         let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
         for engine in engines {
             engine.code_mode().shutdown();
         }
-        let mut upstreams = self.inner.upstreams.lock().await;
-        for upstream in upstreams.drain(..) {
-            let _ = upstream.client.cancel().await;
-        }
+        let upstreams = std::mem::take(&mut *self.inner.upstreams.lock().await);
+        futures::future::join_all(upstreams.into_iter().map(Upstream::stop)).await;
     }
 
     async fn call(
@@ -1004,17 +1268,58 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// `codemode serve --config F`: serve until stdin closes or a signal arrives.
+/// Keeps the current generation and every older one that still holds a suspended run (at most
+/// [`MAX_GENERATIONS`]).
+fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
+    let mut first = true;
+    engines.retain(|engine| std::mem::take(&mut first) || engine.code_mode().run_count() > 0);
+    if engines.len() > MAX_GENERATIONS {
+        tracing::warn!(
+            kept = MAX_GENERATIONS,
+            "more catalog generations hold suspended runs than are kept; runs of the oldest expire"
+        );
+        engines.truncate(MAX_GENERATIONS);
+    }
+}
+
+/// `codemode serve --config F`: serve until stdin closes or a signal arrives, at any moment
+/// (also while upstreams start); exits cleanly, stopping every upstream it started.
 pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
     let mut config = GatewayConfig::load(config_path)?;
     config.module_cache = module_cache;
-    let gateway = Gateway::start(config).await?;
+    let (transport, mut stdin_closed) = wire::ServerWire::new(tokio::io::stdin(), tokio::io::stdout());
+    let signal = async {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => "interrupted",
+            _ = terminated() => "terminated",
+        }
+    };
+    tokio::pin!(signal);
+    let gateway = tokio::select! {
+        gateway = Gateway::start(config) => gateway?,
+        why = &mut signal => {
+            tracing::info!("{why} while upstream servers started; they are stopped");
+            return Ok(());
+        }
+        _ = stdin_closed.wait_for(|closed| *closed) => {
+            tracing::info!("stdin closed while upstream servers started; they are stopped");
+            return Ok(());
+        }
+    };
     tracing::info!(tools = gateway.engine().tools().len(), "codemode serve: catalog ready");
-    let service = gateway.clone().serve(rmcp::transport::stdio()).await?;
     tokio::select! {
-        result = service.waiting() => { result?; }
-        _ = tokio::signal::ctrl_c() => { tracing::info!("interrupted"); }
-        _ = terminated() => { tracing::info!("terminated"); }
+        service = gateway.clone().serve(transport) => match service {
+            Ok(service) => tokio::select! {
+                result = service.waiting() => {
+                    if let Err(e) = result {
+                        tracing::warn!("the MCP session ended with an error: {e}");
+                    }
+                }
+                why = &mut signal => tracing::info!("{why}"),
+            },
+            Err(e) => tracing::info!("the client left before the MCP session started: {e}"),
+        },
+        why = &mut signal => tracing::info!("{why}"),
     }
     gateway.shutdown().await;
     tracing::info!("codemode serve: upstream servers stopped");
