@@ -1,0 +1,142 @@
+//! The gateway config file (`codemode serve --config`) and the gateway's limits.
+
+use std::path::Path;
+use std::time::Duration;
+
+use codemode::CodeModeConfig;
+use serde_json::{Value, json};
+
+use crate::engine::config_from_value;
+use crate::error::CliError;
+use crate::fixture::{FixtureCatalog, UpstreamCommand};
+
+/// Default time an upstream call may take before it fails with code `timeout`.
+pub const DEFAULT_UPSTREAM_TIMEOUT_MS: u64 = 120_000;
+
+/// Default time an upstream may take to start (initialize and list its tools) before it is left
+/// out (`startupTimeoutMs`).
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 10_000;
+
+/// Most `tools/list` pages read from one upstream; past it the listing is truncated.
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// Most tools taken from one upstream; past it the listing is truncated.
+pub const MAX_TOOLS_PER_SERVER: usize = 1000;
+
+/// Most bytes of tool definitions (as JSON) taken from one upstream; past it the listing is
+/// truncated.
+pub const MAX_LISTING_BYTES: usize = 4 * 1024 * 1024;
+
+/// A `list_changed` waits this long for more before the catalog is rebuilt ...
+pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// ... but no longer than this after the first one (an upstream that never stops sending them
+/// still gets a rebuild, one per this interval at most).
+pub const LIST_CHANGED_MAX_DELAY: Duration = Duration::from_secs(2);
+
+/// Most catalog generations kept for suspended runs (each kept generation holds at least one);
+/// past it the oldest are dropped with a warning.
+pub const MAX_GENERATIONS: usize = 64;
+
+/// The gateway configuration file.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// Code Mode settings (`codeMode`, default: enabled).
+    pub code_mode: CodeModeConfig,
+    /// Upstream servers (`mcpServers`), in file order.
+    pub servers: Vec<(String, UpstreamCommand)>,
+    /// The optional fixture catalog (`catalog`: a path, or an inline fixture object).
+    pub catalog: FixtureCatalog,
+    /// Per-call upstream timeout (`upstreamTimeoutMs`).
+    pub upstream_timeout: Duration,
+    /// Default start-up timeout per upstream (`startupTimeoutMs`; a server's own overrides it).
+    pub startup_timeout: Duration,
+    /// Directory for the compiled guest module (not in the file: `--module-cache`). Default: none.
+    pub module_cache: Option<std::path::PathBuf>,
+}
+
+impl GatewayConfig {
+    /// Reads and validates a gateway config file. Errors name the file, the JSON path and the fix.
+    pub fn load(path: &Path) -> Result<GatewayConfig, CliError> {
+        let (value, file) = crate::engine::read_json_file(path)?;
+        GatewayConfig::from_value(&value, &file, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Validates a gateway config document.
+    pub fn from_value(value: &Value, file: &str, base: &Path) -> Result<GatewayConfig, CliError> {
+        let invalid = |path: &str, message: String| CliError::Config {
+            file: file.to_owned(),
+            path: path.to_owned(),
+            message,
+        };
+        let Value::Object(map) = value else {
+            return Err(invalid(
+                "$",
+                "must be an object: {\"mcpServers\": {...}, \"codeMode\": {...}}".into(),
+            ));
+        };
+        const FIELDS: &[&str] = &[
+            "$schema",
+            "mcpServers",
+            "codeMode",
+            "tools",
+            "catalog",
+            "upstreamTimeoutMs",
+            "startupTimeoutMs",
+        ];
+        if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+            return Err(invalid(
+                &format!("$.{key}"),
+                format!("unknown field; allowed: {}", FIELDS.join(", ")),
+            ));
+        }
+        let code_mode = if map.contains_key("codeMode") || value.pointer("/tools/codeMode").is_some() {
+            config_from_value(value, file)?
+        } else {
+            CodeModeConfig::enabled()
+        };
+        // `mcpServers` uses exactly the fixture format's command shape: validate it through it.
+        let servers_doc =
+            json!({ "mcpServers": map.get("mcpServers").cloned().unwrap_or_else(|| json!({})) });
+        let servers_only = FixtureCatalog::from_value(&servers_doc, base)
+            .map_err(|(path, message)| invalid(&path, message))?;
+        let mut servers = servers_only.upstream_servers();
+        let mut catalog = match map.get("catalog") {
+            None => FixtureCatalog::default(),
+            Some(Value::String(path)) => FixtureCatalog::load(&base.join(path))?,
+            Some(inline @ Value::Object(_)) => FixtureCatalog::from_value(inline, base)
+                .map_err(|(path, message)| invalid(&path.replacen('$', "$.catalog", 1), message))?,
+            Some(_) => {
+                return Err(invalid(
+                    "$.catalog",
+                    "must be a fixture file path or an inline fixture object".into(),
+                ));
+            }
+        };
+        // Inline servers written directly under mcpServers join the fixture catalog.
+        catalog.mcp_servers.extend(
+            servers_only
+                .mcp_servers
+                .into_iter()
+                .filter(|s| matches!(s, crate::fixture::FixtureMcpServer::Inline(_))),
+        );
+        servers.extend(catalog.upstream_servers());
+        let millis = |key: &str, default: u64| match map.get(key) {
+            None => Ok(Duration::from_millis(default)),
+            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Duration::from_millis).ok_or_else(|| {
+                invalid(&format!("$.{key}"), "must be a positive whole number of milliseconds".into())
+            }),
+        };
+        let upstream_timeout = millis("upstreamTimeoutMs", DEFAULT_UPSTREAM_TIMEOUT_MS)?;
+        let startup_timeout = millis("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)?;
+        Ok(GatewayConfig {
+            code_mode,
+            servers,
+            catalog,
+            upstream_timeout,
+            startup_timeout,
+            module_cache: None,
+        })
+    }
+}

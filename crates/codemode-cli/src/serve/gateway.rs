@@ -1,0 +1,440 @@
+//! The gateway's MCP server side: the Code Mode surface over the catalog built from the upstreams,
+//! catalog generations across rebuilds, and the status resource.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use codemode::{AbortSignal, RunScope};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use super::STATUS_URI;
+use super::config::*;
+use super::projection::*;
+use super::upstream::*;
+use crate::engine::{Engine, EngineOptions};
+use crate::error::CliError;
+
+/// The gateway: Code Mode over the upstreams, rebuilt when an upstream's lists change.
+#[derive(Clone)]
+pub struct Gateway {
+    pub(super) inner: Arc<GatewayInner>,
+}
+
+pub(super) struct GatewayInner {
+    pub(super) config: GatewayConfig,
+    pub(super) upstream: Arc<UpstreamHost>,
+    pub(super) upstreams: tokio::sync::Mutex<Vec<Upstream>>,
+    /// Current engine first; older generations are kept while they hold suspended runs.
+    pub(super) engines: RwLock<Vec<Arc<Engine>>>,
+    pub(super) run_owner: Mutex<HashMap<String, usize>>,
+    pub(super) projection: Arc<Projection>,
+    pub(super) changed: Arc<Changed>,
+    /// Catalog builds so far (1 after start; +1 per rebuild after `list_changed`).
+    pub(super) generation: std::sync::atomic::AtomicU64,
+    /// Upstreams that did not start: (name, why), in config order.
+    pub(super) failed: Vec<(String, String)>,
+    /// Warnings about the current catalog (truncated listings): (server, warning).
+    pub(super) warnings: Mutex<Vec<(String, String)>>,
+    /// The task rebuilding the catalog after `list_changed`.
+    pub(super) rebuilder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Gateway {
+    /// Starts the upstream servers (in parallel, each within its `startupTimeoutMs`) and builds the
+    /// first catalog. An upstream that cannot start, or does not within its time, is logged, left
+    /// out and listed as failed in the status (the gateway stays up). Dropping this future stops
+    /// every upstream process started so far.
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
+        let changed = Arc::new(Changed::default());
+        let projection = Arc::new(Projection::default());
+        let upstream = Arc::new(UpstreamHost {
+            peers: RwLock::default(),
+            timeout: config.upstream_timeout,
+            projection: projection.clone(),
+        });
+        let starts = config.servers.iter().map(|(name, command)| {
+            let timeout = command.startup_timeout_ms.map_or(config.startup_timeout, Duration::from_millis);
+            start_upstream(name.clone(), command.clone(), timeout, changed.clone(), projection.clone())
+        });
+        let started = futures::future::join_all(starts).await;
+        let mut upstreams = Vec::new();
+        let mut failed = Vec::new();
+        for ((name, _), result) in config.servers.iter().zip(started) {
+            match result {
+                Ok(started) => {
+                    upstream
+                        .peers
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), started.client.peer().clone());
+                    upstreams.push(started);
+                }
+                Err(error) => {
+                    tracing::warn!(server = %name, "MCP server {name:?}: {error}; continuing without it");
+                    failed.push((name.clone(), error));
+                }
+            }
+        }
+        // A list change during start-up is already in the first listing.
+        changed.take();
+        let gateway = Gateway {
+            inner: Arc::new(GatewayInner {
+                config,
+                upstream,
+                upstreams: tokio::sync::Mutex::new(upstreams),
+                engines: RwLock::default(),
+                run_owner: Mutex::default(),
+                projection,
+                changed,
+                generation: Default::default(),
+                failed,
+                warnings: Mutex::default(),
+                rebuilder: Mutex::default(),
+            }),
+        };
+        gateway.rebuild(&BTreeSet::new()).await?;
+        let weak = Arc::downgrade(&gateway.inner);
+        let rebuilder = tokio::spawn(async move {
+            loop {
+                let Some(changed) = weak.upgrade().map(|i| i.changed.clone()) else { return };
+                changed.settled().await;
+                let Some(inner) = weak.upgrade() else { return };
+                let servers = changed.take();
+                if let Err(e) = (Gateway { inner }).rebuild(&servers).await {
+                    tracing::warn!("catalog rebuild failed: {e}");
+                }
+            }
+        });
+        *gateway.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilder);
+        Ok(gateway)
+    }
+
+    /// Builds a new catalog generation, listing `changed` servers again (each within its
+    /// start-up time; one that fails keeps its previous listing), and tells the client once.
+    pub(super) async fn rebuild(&self, changed: &BTreeSet<String>) -> Result<(), CliError> {
+        let inner = &self.inner;
+        let mut upstreams = inner.upstreams.lock().await;
+        for upstream in upstreams.iter_mut().filter(|u| changed.contains(&u.name)) {
+            let listing = describe(&upstream.name, upstream.client.peer());
+            match tokio::time::timeout(upstream.startup_timeout, listing).await {
+                Ok(described) => upstream.described = described,
+                Err(_) => tracing::warn!(
+                    server = %upstream.name,
+                    "listing again after list_changed took over {} ms; keeping the previous listing",
+                    upstream.startup_timeout.as_millis()
+                ),
+            }
+        }
+        let mut servers = Vec::new();
+        let mut tools = Vec::new();
+        let mut warnings = Vec::new();
+        for upstream in upstreams.iter() {
+            servers.push(upstream.described.server.clone());
+            tools.extend(upstream.described.specs.iter().cloned());
+            warnings.extend(upstream.described.warnings.iter().map(|w| (upstream.name.clone(), w.clone())));
+        }
+        drop(upstreams);
+        let catalog = &inner.config.catalog;
+        tools.retain(|spec| !catalog.is_denied(spec));
+        for server in &mut servers {
+            let name = server.name.clone();
+            server.tools.retain(|t| !catalog.is_denied(&t.to_tool_spec(&name)));
+        }
+        let options = EngineOptions {
+            config: inner.config.code_mode.clone(),
+            catalog: catalog.clone(),
+            extra_tools: tools,
+            extra_mcp_servers: servers,
+            fallback: Some(inner.upstream.clone()),
+            events: Some(inner.projection.clone()),
+            module_cache: inner.config.module_cache.clone(),
+        };
+        let engine = Arc::new(Engine::build(options)?);
+        {
+            let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            engines.insert(0, engine);
+            inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            keep_generations(&mut engines);
+        }
+        *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
+        let peer = inner.projection.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(peer) = peer
+            && inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1
+        {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        Ok(())
+    }
+
+    /// The current engine.
+    pub fn engine(&self) -> Arc<Engine> {
+        self.inner.engines.read().unwrap_or_else(|p| p.into_inner())[0].clone()
+    }
+
+    pub(super) fn engine_for_run(&self, run_id: &str) -> Arc<Engine> {
+        let generation = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).get(run_id).copied();
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner());
+        match generation {
+            Some(id) => engines
+                .iter()
+                .find(|e| Arc::as_ptr(e) as usize == id)
+                .cloned()
+                .unwrap_or_else(|| engines[0].clone()),
+            None => engines[0].clone(),
+        }
+    }
+
+    /// Records which engine generation holds a waiting run (keeping that generation, even if a
+    /// rebuild while the run was executing let it go), drops generations that hold no runs any
+    /// more, and forgets runs no engine holds (finished, cancelled or expired), so the map stays
+    /// as small as the run stores.
+    pub(super) fn remember(&self, engine: &Arc<Engine>, result: &Value) {
+        let engines = {
+            let mut engines = self.inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            let waiting = result.get("status").and_then(Value::as_str) == Some("waiting");
+            if waiting && !engines.iter().any(|e| Arc::ptr_eq(e, engine)) {
+                engines.push(engine.clone());
+            }
+            keep_generations(&mut engines);
+            engines.clone()
+        };
+        let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
+            owners.insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
+        }
+        owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
+    }
+
+    /// Suspended runs across the engine generations still kept.
+    pub fn suspended_runs(&self) -> usize {
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        engines.iter().map(|e| e.code_mode().run_count()).sum()
+    }
+
+    /// The gateway's state as the `codemode://status` resource shows it.
+    pub fn status(&self) -> Value {
+        let engine = self.engine();
+        let (running, exited) = self.inner.upstream.servers_by_state();
+        let failed: Vec<Value> =
+            self.inner.failed.iter().map(|(name, error)| json!({ "name": name, "error": error })).collect();
+        let warnings: Vec<Value> = self
+            .inner
+            .warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(name, warning)| json!({ "name": name, "warning": warning }))
+            .collect();
+        json!({
+            "catalogGeneration": self.inner.generation.load(std::sync::atomic::Ordering::Relaxed),
+            "catalogGenerationsKept": self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).len(),
+            "catalogTools": engine.tools().len(),
+            "suspendedRuns": self.suspended_runs(),
+            "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
+            "upstreams": { "running": running, "exited": exited, "failed": failed, "warnings": warnings },
+        })
+    }
+
+    /// Stops every upstream server (stdin closed, then SIGTERM, then kill), all at once.
+    pub async fn shutdown(&self) {
+        let rebuilder = self.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(rebuilder) = rebuilder {
+            rebuilder.abort();
+            let _ = rebuilder.await;
+        }
+        let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        for engine in engines {
+            engine.code_mode().shutdown();
+        }
+        let upstreams = std::mem::take(&mut *self.inner.upstreams.lock().await);
+        futures::future::join_all(upstreams.into_iter().map(Upstream::stop)).await;
+    }
+
+    pub(super) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call_id = format!("mcp-{}", request_id_text(&context.id));
+        let scope = RunScope::new("mcp", "gateway").with_call_id(call_id.clone());
+        let abort = AbortSignal::new();
+        let cancel = context.ct.clone();
+        let watcher = {
+            let abort = abort.clone();
+            tokio::spawn(async move {
+                cancel.cancelled().await;
+                abort.abort();
+            })
+        };
+        let mut open = OpenCall::new(&self.inner.projection, &call_id, context.meta.get_progress_token());
+        let result = match name {
+            "exec" => {
+                let engine = self.engine();
+                let result = engine.exec(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            "wait" => {
+                let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let engine = self.engine_for_run(&run_id);
+                open.continues(&run_id);
+                let result = engine.wait(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            other => self.call_direct(other, arguments).await,
+        };
+        watcher.abort();
+        drop(open);
+        result
+    }
+
+    /// A tool on the model surface other than exec/wait (direct-only, or everything when Code Mode
+    /// is disabled): call it without Code Mode.
+    pub(super) async fn call_direct(&self, name: &str, arguments: Value) -> Result<CallToolResult, McpError> {
+        let engine = self.engine();
+        let surface = engine.surface_json();
+        let visible = surface["tools"].as_array().is_some_and(|t| t.iter().any(|d| d["name"] == name));
+        let spec = engine.tools().iter().find(|t| t.name == name).cloned();
+        let (true, Some(spec)) = (visible, spec) else {
+            return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+        };
+        let id = spec.catalog_id();
+        let host = engine.fixture_host();
+        let outcome = match host.call_direct(&id, arguments.clone()).await {
+            Some(answer) => answer,
+            None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments, None).await,
+        };
+        Ok(match outcome {
+            Ok(outcome) => {
+                let content = outcome
+                    .content
+                    .unwrap_or_else(|| json!([{ "type": "text", "text": outcome.details.to_string() }]));
+                let mut result = json!({ "content": content });
+                if !outcome.details.is_null() {
+                    result["structuredContent"] = outcome.details;
+                }
+                serde_json::from_value(result)
+                    .unwrap_or_else(|_| text_result("unrepresentable tool result", true))
+            }
+            Err(e) => text_result(&e.message, true),
+        })
+    }
+}
+
+pub(super) fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+pub(super) fn text_result(text: &str, is_error: bool) -> CallToolResult {
+    serde_json::from_value(json!({ "content": [{ "type": "text", "text": text }], "isError": is_error }))
+        .unwrap_or_else(|_| CallToolResult::success(Vec::new()))
+}
+
+/// exec/wait results: the result JSON as text and as structured content; `failed` sets `isError`.
+pub(super) fn code_mode_result(result: Value) -> CallToolResult {
+    let failed = result.get("status").and_then(Value::as_str) == Some("failed");
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    serde_json::from_value(json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": result,
+        "isError": failed,
+    }))
+    .unwrap_or_else(|_| text_result(&text, failed))
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build())
+            .with_instructions(
+                "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
+                 continue `waiting` runs with `wait`.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.inner.projection.attach(&context.peer);
+        let surface = self.engine().surface_json();
+        let tools: Vec<Tool> = surface["tools"]
+            .as_array()
+            .map(|defs| defs.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect())
+            .unwrap_or_default();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        serde_json::from_value(json!({ "resources": [{
+            "uri": STATUS_URI,
+            "name": "status",
+            "title": "Code Mode gateway status",
+            "description": "Catalog generation and size, suspended runs, upstream calls in flight, upstream servers running or exited.",
+            "mimeType": "application/json",
+        }] }))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != STATUS_URI {
+            return Err(McpError::resource_not_found(
+                format!("unknown resource {:?}; the gateway has one: {STATUS_URI}", request.uri),
+                None,
+            ));
+        }
+        let text = self.status().to_string();
+        serde_json::from_value::<ReadResourceResult>(json!({
+            "contents": [{ "uri": STATUS_URI, "mimeType": "application/json", "text": text }]
+        }))
+        .map(ReadResourceResponse::from)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.inner.projection.attach(&context.peer);
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
+        self.call(&request.name, arguments, &context).await.map(CallToolResponse::from)
+    }
+}
+
+/// Keeps the current generation and every older one that still holds a suspended run (at most
+/// [`MAX_GENERATIONS`]).
+pub(super) fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
+    let mut first = true;
+    engines.retain(|engine| std::mem::take(&mut first) || engine.code_mode().run_count() > 0);
+    if engines.len() > MAX_GENERATIONS {
+        tracing::warn!(
+            kept = MAX_GENERATIONS,
+            "more catalog generations hold suspended runs than are kept; runs of the oldest expire"
+        );
+        engines.truncate(MAX_GENERATIONS);
+    }
+}
