@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use codemode::{AbortSignal, RunScope};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -277,8 +277,12 @@ impl Gateway {
             })
         };
         let mut open = OpenCall::new(&self.inner.projection, &call_id, context.meta.get_progress_token());
+        let mut end =
+            RunEnd { projection: &self.inner.projection, exec_call_id: None, run_id: None, armed: false };
         let result = match name {
             "exec" => {
+                end.exec_call_id = Some(call_id.clone());
+                end.armed = true;
                 let engine = self.engine();
                 let result = engine.exec(&scope, &arguments, abort).await;
                 self.remember(&engine, &result);
@@ -288,6 +292,8 @@ impl Gateway {
                 let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
                 let engine = self.engine_for_run(&run_id);
                 open.continues(&run_id);
+                end.run_id = Some(run_id.clone());
+                end.armed = true;
                 let result = engine.wait(&scope, &arguments, abort).await;
                 self.remember(&engine, &result);
                 Ok(code_mode_result(result))
@@ -295,7 +301,14 @@ impl Gateway {
             other => self.call_direct(other, arguments).await,
         };
         watcher.abort();
+        end.armed &= !result.as_ref().is_ok_and(|done| {
+            done.structured_content.as_ref().and_then(|v| v.get("status")).and_then(Value::as_str)
+                == Some("waiting")
+        });
+        drop(end);
         drop(open);
+        // Every notification of this call goes out before its answer.
+        self.inner.projection.flush().await;
         result
     }
 
@@ -359,11 +372,33 @@ pub(super) fn code_mode_result(result: Value) -> CallToolResult {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_logging().build())
-            .with_instructions(
-                "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
-                 continue `waiting` runs with `wait`.",
-            )
+        let instructions = if self.inner.config.code_mode.enabled {
+            "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
+             continue `waiting` runs with `wait`."
+        } else {
+            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."
+        };
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("codemode", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let name = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(str::to_owned));
+        let rank = level_rank(name.as_deref().unwrap_or("debug"));
+        self.inner.projection.min_level.store(rank, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_tools(

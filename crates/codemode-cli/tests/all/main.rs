@@ -5,6 +5,7 @@ mod fixture;
 mod fuzz;
 mod serve;
 mod serve_hostile;
+mod serve_protocol;
 mod session;
 
 /// A file under `tests/fixtures`.

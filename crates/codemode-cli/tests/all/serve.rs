@@ -108,6 +108,8 @@ return out;"# })
 pub(crate) struct Heard {
     pub(crate) progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     pub(crate) tool_list_changed: Arc<Mutex<usize>>,
+    /// `notifications/message` data, in arrival order.
+    pub(crate) logs: Arc<Mutex<Vec<Value>>>,
 }
 
 impl ClientHandler for Heard {
@@ -121,6 +123,14 @@ impl ClientHandler for Heard {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         *self.tool_list_changed.lock().unwrap() += 1;
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs.lock().unwrap().push(params.data);
     }
 }
 
@@ -390,6 +400,17 @@ async fn cancelling_exec_cancels_the_upstream_call() {
     let status = s.status().await;
     assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
     assert_eq!(status["suspendedRuns"], 0, "{status}");
+    // The cancelled nested call is reported finished (failed), like every started one.
+    eventually("nestedCallFinished for the cancelled call", || {
+        s.heard.logs.lock().unwrap().iter().any(|l| {
+            l["event"] == "nestedCallFinished" && l["toolId"] == "mcp:scripted:sleep" && l["ok"] == false
+        })
+    })
+    .await;
+    let logs = s.heard.logs.lock().unwrap().clone();
+    let finished: Vec<&Value> = logs.iter().filter(|l| l["event"] == "nestedCallFinished").collect();
+    assert_eq!(finished.len(), 1, "{logs:?}");
+    assert_eq!(finished[0]["error"], "cancelled: the run ended before the call finished", "{logs:?}");
     assert_eq!(s.value("return 'still serving'").await, "still serving");
     s.stop().await;
 }

@@ -1,0 +1,159 @@
+//! `codemode serve` as a well-kept MCP server, checked on the wire (raw JSON-RPC lines): server
+//! info, notifications before their response, `logging/setLevel`, instructions per mode, exit
+//! status.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::serve::{scripted_server, temp_dir};
+
+/// `codemode serve` driven by hand over its stdio.
+struct Raw {
+    serve: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    dir: std::path::PathBuf,
+}
+
+impl Raw {
+    fn start(name: &str, config: impl FnOnce(&std::path::Path) -> Value) -> Raw {
+        let dir = temp_dir(name);
+        let path = dir.join("codemode.json");
+        std::fs::write(&path, config(&dir).to_string()).unwrap();
+        let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .args(["serve", "--config", path.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(dir.join("stderr.log")).unwrap()))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = serve.stdin.take();
+        let lines = BufReader::new(serve.stdout.take().unwrap()).lines();
+        Raw { serve, stdin, lines, dir }
+    }
+
+    async fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line()).await;
+        serde_json::from_str(&line.expect("a message within 30 s").unwrap().expect("open stdout")).unwrap()
+    }
+
+    /// Sends request `id` and reads until its response: (notifications before it, the response).
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Vec<Value>, Value) {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        let mut before = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return (before, message);
+            }
+            before.push(message);
+        }
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let params = json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "raw", "version": "1" } });
+        let (_, init) = self.request(0, "initialize", params).await;
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await;
+        init
+    }
+
+    async fn exec(&mut self, id: u64, code: &str, token: Option<u64>) -> (Vec<Value>, Value) {
+        let mut params = json!({ "name": "exec", "arguments": { "code": code } });
+        if let Some(token) = token {
+            params["_meta"] = json!({ "progressToken": token });
+        }
+        self.request(id, "tools/call", params).await
+    }
+
+    async fn exit(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(Duration::from_secs(20), self.serve.wait()).await.unwrap().unwrap();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        status
+    }
+}
+
+fn scripted(dir: &std::path::Path, enabled: bool) -> Value {
+    json!({ "codeMode": { "enabled": enabled, "timeoutMs": 20000 }, "mcpServers": { "scripted": scripted_server(dir) } })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_info_and_instructions_match_the_gateway_and_its_mode() {
+    for enabled in [true, false] {
+        let mut raw = Raw::start(&format!("info-{enabled}"), |dir| scripted(dir, enabled));
+        let init = raw.initialize().await;
+        let result = &init["result"];
+        assert_eq!(result["serverInfo"]["name"], "codemode", "{init}");
+        assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"), "{init}");
+        let instructions = result["instructions"].as_str().unwrap();
+        assert_eq!(instructions.contains("exec"), enabled, "{instructions}");
+        assert!(raw.exit().await.success());
+    }
+}
+
+/// 50 exec calls with progress tokens, each making nested calls that report progress: on the wire,
+/// every notification about a call comes before its response, never after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_of_a_call_come_before_its_response() {
+    let mut raw = Raw::start("ordering", |dir| scripted(dir, true));
+    raw.initialize().await;
+    let mut answered = Vec::new();
+    for id in 1..=50u64 {
+        let (before, response) = raw
+            .exec(id, "return (await MCP.scripted.progress({ steps: 2 })).structuredContent", Some(id))
+            .await;
+        assert_eq!(response["result"]["structuredContent"]["status"], "completed", "{response}");
+        let progress: Vec<&Value> =
+            before.iter().filter(|m| m["method"] == "notifications/progress").collect();
+        assert!(progress.len() >= 4, "call {id}: {before:?}");
+        for message in &progress {
+            let token = message["params"]["progressToken"].as_u64().unwrap();
+            assert!(!answered.contains(&token), "progress for call {token} after its response: {message}");
+            assert_eq!(token, id, "{message}");
+        }
+        answered.push(id);
+    }
+    let (before, _) = raw.request(99, "tools/list", json!({})).await;
+    assert!(before.iter().all(|m| m["method"] != "notifications/progress"), "{before:?}");
+    assert!(raw.exit().await.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logging_set_level_is_honoured() {
+    let mut raw = Raw::start("set-level", |dir| scripted(dir, true));
+    raw.initialize().await;
+    let code = "return (await MCP.scripted.echo({ a: 1 })).structuredContent";
+    let logs = |before: &[Value]| before.iter().filter(|m| m["method"] == "notifications/message").count();
+    let (before, _) = raw.exec(1, code, None).await;
+    assert_eq!(logs(&before), 2, "started and finished by default: {before:?}");
+    let (_, set) = raw.request(2, "logging/setLevel", json!({ "level": "warning" })).await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let (before, _) = raw.exec(3, code, None).await;
+    assert_eq!(logs(&before), 0, "info events are below warning: {before:?}");
+    raw.request(4, "logging/setLevel", json!({ "level": "debug" })).await;
+    let (before, _) = raw.exec(5, code, None).await;
+    assert_eq!(logs(&before), 2, "{before:?}");
+    assert!(raw.exit().await.success());
+}
+
+/// Stdin closing before initialize (or right after it) is a normal exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdin_closing_before_or_after_initialize_exits_zero() {
+    let raw = Raw::start("exit-early", |dir| scripted(dir, true));
+    let status = raw.exit().await;
+    assert!(status.success(), "{status:?}");
+    let mut raw = Raw::start("exit-after-init", |dir| scripted(dir, true));
+    raw.initialize().await;
+    let status = raw.exit().await;
+    assert!(status.success(), "{status:?}");
+}
