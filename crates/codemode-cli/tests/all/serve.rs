@@ -125,6 +125,8 @@ impl ClientHandler for Heard {
         *self.tool_list_changed.lock().unwrap() += 1;
     }
 
+    // MCP logging is deprecated by SEP-2577, but it is what the gateway projects events onto.
+    #[allow(deprecated)]
     async fn on_logging_message(
         &self,
         params: rmcp::model::LoggingMessageNotificationParam,
