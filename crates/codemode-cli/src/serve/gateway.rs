@@ -43,6 +43,8 @@ pub(super) struct GatewayInner {
     pub(super) failed: Vec<(String, String)>,
     /// Warnings about the current catalog (truncated listings): (server, warning).
     pub(super) warnings: Mutex<Vec<(String, String)>>,
+    /// Pass-through mode (Code Mode disabled): upstream tools as listed, under unique names.
+    pub(super) passthrough: RwLock<Vec<PassThrough>>,
     /// The task rebuilding the catalog after `list_changed`.
     pub(super) rebuilder: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -98,6 +100,7 @@ impl Gateway {
                 failed,
                 warnings: Mutex::default(),
                 rebuilder: Mutex::default(),
+                passthrough: RwLock::default(),
             }),
         };
         gateway.rebuild(&BTreeSet::new()).await?;
@@ -136,7 +139,15 @@ impl Gateway {
         let mut servers = Vec::new();
         let mut tools = Vec::new();
         let mut warnings = Vec::new();
+        let mut raw = Vec::new();
         for upstream in upstreams.iter() {
+            for def in &upstream.described.raw {
+                let Some(name) = def.get("name").and_then(Value::as_str) else { continue };
+                let kept = upstream.described.specs.iter().find(|s| s.name == name);
+                if kept.is_some_and(|spec| !inner.config.catalog.is_denied(spec)) {
+                    raw.push((upstream.name.clone(), name.to_owned(), def.clone()));
+                }
+            }
             servers.push(upstream.described.server.clone());
             tools.extend(upstream.described.specs.iter().cloned());
             warnings.extend(upstream.described.warnings.iter().map(|w| (upstream.name.clone(), w.clone())));
@@ -158,6 +169,20 @@ impl Gateway {
             module_cache: inner.config.module_cache.clone(),
         };
         let engine = Arc::new(Engine::build(options)?);
+        if !inner.config.code_mode.enabled {
+            let upstream_names: BTreeSet<&str> = raw.iter().map(|(server, _, _)| server.as_str()).collect();
+            let own: Vec<Value> = engine.surface_json()["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| {
+                    let spec = engine.tools().iter().find(|t| d["name"] == t.name.as_str());
+                    !spec.is_some_and(|t| upstream_names.contains(t.owner.as_str()))
+                })
+                .cloned()
+                .collect();
+            *inner.passthrough.write().unwrap_or_else(|p| p.into_inner()) = passthrough(own, raw);
+        }
         {
             let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
             engines.insert(0, engine);
@@ -315,6 +340,18 @@ impl Gateway {
     /// A tool on the model surface other than exec/wait (direct-only, or everything when Code Mode
     /// is disabled): call it without Code Mode.
     pub(super) async fn call_direct(&self, name: &str, arguments: Value) -> Result<CallToolResult, McpError> {
+        let routed = self
+            .inner
+            .passthrough
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.upstream.clone());
+        if let Some((server, tool)) = routed {
+            let outcome = self.inner.upstream.call_tool(&server, &tool, arguments, None).await;
+            return Ok(direct_result(outcome));
+        }
         let engine = self.engine();
         let surface = engine.surface_json();
         let visible = surface["tools"].as_array().is_some_and(|t| t.iter().any(|d| d["name"] == name));
@@ -328,7 +365,14 @@ impl Gateway {
             Some(answer) => answer,
             None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments, None).await,
         };
-        Ok(match outcome {
+        Ok(direct_result(outcome))
+    }
+}
+
+/// A direct tool call's outcome as an MCP tool result.
+fn direct_result(outcome: Result<codemode::ToolOutcome, codemode::ToolError>) -> CallToolResult {
+    {
+        match outcome {
             Ok(outcome) => {
                 let content = outcome
                     .content
@@ -341,8 +385,55 @@ impl Gateway {
                     .unwrap_or_else(|_| text_result("unrepresentable tool result", true))
             }
             Err(e) => text_result(&e.message, true),
-        })
+        }
     }
+}
+
+/// A tool of the pass-through surface: its definition and, for an upstream's, where it goes.
+pub(super) struct PassThrough {
+    pub(super) name: String,
+    pub(super) definition: Value,
+    /// (server, the tool's own name) for upstream tools; None for the gateway's own.
+    pub(super) upstream: Option<(String, String)>,
+}
+
+/// The pass-through surface: the gateway's own tools, then each upstream's definitions as listed
+/// (config order). A name that occurs once is kept; every upstream tool whose name occurs more
+/// than once becomes `<server>_<name>` (then `_2`, `_3`, ... if that is taken too), and its
+/// definition is otherwise unchanged.
+pub(super) fn passthrough(own: Vec<Value>, upstream: Vec<(String, String, Value)>) -> Vec<PassThrough> {
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for name in
+        own.iter().filter_map(|d| d["name"].as_str()).chain(upstream.iter().map(|(_, n, _)| n.as_str()))
+    {
+        *count.entry(name.to_owned()).or_default() += 1;
+    }
+    let mut out: Vec<PassThrough> = own
+        .into_iter()
+        .map(|definition| PassThrough {
+            name: definition["name"].as_str().unwrap_or_default().to_owned(),
+            definition,
+            upstream: None,
+        })
+        .collect();
+    let mut taken: std::collections::HashSet<String> = count.keys().cloned().collect();
+    for (server, tool, mut definition) in upstream {
+        let name = if count.get(&tool).copied().unwrap_or(0) > 1 {
+            let base = format!("{server}_{tool}");
+            let mut name = base.clone();
+            let mut n = 1;
+            while !taken.insert(name.clone()) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            definition["name"] = Value::String(name.clone());
+            name
+        } else {
+            tool.clone()
+        };
+        out.push(PassThrough { name, definition, upstream: Some((server, tool)) });
+    }
+    out
 }
 
 pub(super) fn request_id_text(id: &rmcp::model::RequestId) -> String {
@@ -407,6 +498,17 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.inner.projection.attach(&context.peer);
+        if !self.inner.config.code_mode.enabled {
+            let tools: Vec<Tool> = self
+                .inner
+                .passthrough
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter_map(|t| serde_json::from_value(t.definition.clone()).ok())
+                .collect();
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
         let surface = self.engine().surface_json();
         let tools: Vec<Tool> = surface["tools"]
             .as_array()

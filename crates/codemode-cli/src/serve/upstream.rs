@@ -156,6 +156,8 @@ pub(super) struct Described {
     pub(super) server: McpServer,
     pub(super) specs: Vec<ToolSpec>,
     pub(super) warnings: Vec<String>,
+    /// The tool definitions exactly as the upstream listed them (pass-through mode shows these).
+    pub(super) raw: Vec<Value>,
 }
 
 /// Routes nested calls with catalog id `mcp:<server>:<tool>` to the upstream server by exact name.
@@ -486,11 +488,8 @@ pub(super) async fn describe(name: &str, peer: &Peer<RoleClient>) -> Described {
             Vec::new()
         }
     };
-    let tools: Vec<McpTool> = tools
-        .iter()
-        .filter_map(|t| serde_json::to_value(t).ok())
-        .filter_map(|v| McpTool::from_value_lossy(&v))
-        .collect();
+    let raw: Vec<Value> = tools.iter().filter_map(|t| serde_json::to_value(t).ok()).collect();
+    let tools: Vec<McpTool> = raw.iter().filter_map(McpTool::from_value_lossy).collect();
     let mut server = McpServer::new(name.to_owned(), tools);
     // One page is enough to know the server serves them (the guest reads and lists them live).
     if has("resources") && peer.list_resources(None).await.is_ok() {
@@ -508,7 +507,7 @@ pub(super) async fn describe(name: &str, peer: &Peer<RoleClient>) -> Described {
         }
     }
     let specs = server.tool_specs();
-    Described { server, specs, warnings }
+    Described { server, specs, warnings, raw }
 }
 
 /// Reads `tools/list` page by page within the listing bounds. The second value says why the

@@ -157,3 +157,49 @@ async fn stdin_closing_before_or_after_initialize_exits_zero() {
     let status = raw.exit().await;
     assert!(status.success(), "{status:?}");
 }
+
+/// Pass-through (Code Mode disabled) in front of two copies of the same upstream: each tool's
+/// definition is the upstream's own (title, annotations, outputSchema, _meta), and duplicate names
+/// become `<server>_<name>`, each routed to its server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_through_keeps_definitions_and_disambiguates_duplicates() {
+    let dir = temp_dir("pass-through");
+    let config = json!({
+        "codeMode": { "enabled": false },
+        "mcpServers": { "left": scripted_server(&dir.join("left")), "right": scripted_server(&dir.join("right")) },
+        "catalog": { "tools": [{ "name": "own", "behavior": { "kind": "static", "details": { "own": true } } }] },
+    });
+    for side in ["left", "right"] {
+        std::fs::create_dir_all(dir.join(side)).unwrap();
+    }
+    let s = crate::serve::Scripted::with_config(dir, &config).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert!(names.contains(&"own".to_owned()), "{names:?}");
+    assert!(names.contains(&"left_pid".to_owned()) && names.contains(&"right_pid".to_owned()), "{names:?}");
+    assert!(!names.contains(&"pid".to_owned()), "{names:?}");
+    let mut sorted = names.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), names.len(), "names are unique: {names:?}");
+    let pid = serde_json::to_value(tools.iter().find(|t| t.name == "left_pid").unwrap()).unwrap();
+    assert_eq!(pid["title"], "Process id", "{pid}");
+    assert_eq!(pid["annotations"], json!({ "readOnlyHint": true, "idempotentHint": true }), "{pid}");
+    assert_eq!(
+        pid["outputSchema"],
+        json!({ "type": "object", "properties": { "pid": { "type": "integer" } }, "required": ["pid"] }),
+        "{pid}"
+    );
+    assert_eq!(pid["_meta"], json!({ "example.com/origin": "scripted" }), "{pid}");
+    assert_eq!(pid["description"], "scripted tool pid", "{pid}");
+    // Each duplicate goes to its own server: two different processes.
+    let mut pids = Vec::new();
+    for name in ["left_pid", "right_pid"] {
+        let result = s.client.call_tool(rmcp::model::CallToolRequestParams::new(name)).await.unwrap();
+        pids.push(result.structured_content.unwrap()["pid"].as_u64().unwrap());
+    }
+    assert_ne!(pids[0], pids[1]);
+    let init = s.client.peer_info().unwrap();
+    assert!(!init.instructions.clone().unwrap_or_default().contains("exec"));
+    s.stop().await;
+}
