@@ -29,9 +29,19 @@ impl std::fmt::Debug for Child {
 }
 
 impl Child {
-    /// Starts `command` with piped stdin/stdout (stderr is the gateway's).
+    /// Starts `command` with piped stdin/stdout (stderr is the gateway's). Its environment is
+    /// [`ENV_ALLOWLIST`](crate::fixture::ENV_ALLOWLIST) from the gateway's plus its own `env`
+    /// (all of the gateway's with `inheritEnv`).
     pub fn spawn(command: &UpstreamCommand) -> std::io::Result<(Child, ChildStdout, ChildStdin)> {
         let mut cmd = tokio::process::Command::new(&command.command);
+        if !command.inherit_env {
+            cmd.env_clear();
+            for key in crate::fixture::ENV_ALLOWLIST {
+                if let Some(value) = std::env::var_os(key) {
+                    cmd.env(key, value);
+                }
+            }
+        }
         cmd.args(&command.args)
             .envs(&command.env)
             .stdin(std::process::Stdio::piped())

@@ -52,14 +52,24 @@ pub struct GatewayConfig {
     pub upstream_timeout: Duration,
     /// Default start-up timeout per upstream (`startupTimeoutMs`; a server's own overrides it).
     pub startup_timeout: Duration,
+    /// Servers with `disabled: true` (not started), in file order.
+    pub disabled_servers: Vec<String>,
     /// Directory for the compiled guest module (not in the file: `--module-cache`). Default: none.
     pub module_cache: Option<std::path::PathBuf>,
 }
 
 impl GatewayConfig {
     /// Reads and validates a gateway config file. Errors name the file, the JSON path and the fix.
+    /// The file may be JSONC (`//` and `/* */` comments, trailing commas), as clients write it.
     pub fn load(path: &Path) -> Result<GatewayConfig, CliError> {
-        let (value, file) = crate::engine::read_json_file(path)?;
+        let file = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|source| CliError::Read { path: file.clone(), source })?;
+        let value: Value = serde_json::from_str(&strip_jsonc(&text)).map_err(|e| CliError::Config {
+            file: file.clone(),
+            path: "$".into(),
+            message: format!("not valid JSON: {e}"),
+        })?;
         GatewayConfig::from_value(&value, &file, path.parent().unwrap_or(Path::new(".")))
     }
 
@@ -79,6 +89,7 @@ impl GatewayConfig {
         const FIELDS: &[&str] = &[
             "$schema",
             "mcpServers",
+            "servers",
             "codeMode",
             "tools",
             "catalog",
@@ -91,16 +102,32 @@ impl GatewayConfig {
                 format!("unknown field; allowed: {}", FIELDS.join(", ")),
             ));
         }
+        // A gateway exists for Code Mode: a `codeMode` object without `enabled` means enabled.
+        let mut value = value.clone();
+        for pointer in ["/codeMode", "/tools/codeMode"] {
+            if let Some(Value::Object(code_mode)) = value.pointer_mut(pointer) {
+                code_mode.entry("enabled").or_insert(Value::Bool(true));
+            }
+        }
+        let value = &value;
         let code_mode = if map.contains_key("codeMode") || value.pointer("/tools/codeMode").is_some() {
             config_from_value(value, file)?
         } else {
             CodeModeConfig::enabled()
         };
-        // `mcpServers` uses exactly the fixture format's command shape: validate it through it.
-        let servers_doc =
-            json!({ "mcpServers": map.get("mcpServers").cloned().unwrap_or_else(|| json!({})) });
-        let servers_only = FixtureCatalog::from_value(&servers_doc, base)
-            .map_err(|(path, message)| invalid(&path, message))?;
+        // `mcpServers` (or VS Code's `servers`) uses exactly the fixture format's command shape:
+        // validate it through it.
+        let key = match (map.get("mcpServers"), map.get("servers")) {
+            (Some(_), Some(_)) => {
+                return Err(invalid("$.servers", "give either mcpServers or servers, not both".into()));
+            }
+            (None, Some(_)) => "servers",
+            _ => "mcpServers",
+        };
+        let servers_doc = json!({ "mcpServers": map.get(key).cloned().unwrap_or_else(|| json!({})) });
+        let servers_only = FixtureCatalog::from_value(&servers_doc, base).map_err(|(path, message)| {
+            invalid(&path.replacen("$.mcpServers", &format!("$.{key}"), 1), message)
+        })?;
         let mut servers = servers_only.upstream_servers();
         let mut catalog = match map.get("catalog") {
             None => FixtureCatalog::default(),
@@ -122,6 +149,8 @@ impl GatewayConfig {
                 .filter(|s| matches!(s, crate::fixture::FixtureMcpServer::Inline(_))),
         );
         servers.extend(catalog.upstream_servers());
+        let (disabled, servers): (Vec<_>, Vec<_>) = servers.into_iter().partition(|(_, c)| c.disabled);
+        let disabled_servers = disabled.into_iter().map(|(name, _)| name).collect();
         let millis = |key: &str, default: u64| match map.get(key) {
             None => Ok(Duration::from_millis(default)),
             Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Duration::from_millis).ok_or_else(|| {
@@ -136,7 +165,60 @@ impl GatewayConfig {
             catalog,
             upstream_timeout,
             startup_timeout,
+            disabled_servers,
             module_cache: None,
         })
     }
+}
+
+/// JSONC to JSON: comments become spaces (so error positions stay right) and trailing commas
+/// before `}` or `]` are dropped. Strings are left alone.
+pub fn strip_jsonc(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    // Index in `out` of a comma that may turn out to be trailing.
+    let mut comma: Option<usize> = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' => {
+                comma = None;
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(bytes.len());
+                out.extend_from_slice(&bytes[start..i]);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    out.push(b' ');
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+                for &c in &bytes[i..end] {
+                    out.push(if c == b'\n' { b'\n' } else { b' ' });
+                }
+                i = end;
+                continue;
+            }
+            b',' => comma = Some(out.len()),
+            b'}' | b']' => {
+                if let Some(at) = comma.take() {
+                    out[at] = b' ';
+                }
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => comma = None,
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }

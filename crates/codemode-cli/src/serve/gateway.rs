@@ -57,9 +57,23 @@ impl Gateway {
     pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
         let changed = Arc::new(Changed::default());
         let projection = Arc::new(Projection::default());
+        for (name, command) in &config.servers {
+            for warning in &command.warnings {
+                tracing::warn!(server = %name, "{warning}");
+            }
+        }
+        for name in &config.disabled_servers {
+            tracing::info!(server = %name, "MCP server {name:?} is disabled; not started");
+        }
+        let timeouts = config
+            .servers
+            .iter()
+            .filter_map(|(name, c)| c.timeout_ms.map(|ms| (name.clone(), Duration::from_millis(ms))))
+            .collect();
         let upstream = Arc::new(UpstreamHost {
             peers: RwLock::default(),
             timeout: config.upstream_timeout,
+            timeouts,
             projection: projection.clone(),
         });
         let starts = config.servers.iter().map(|(name, command)| {
@@ -154,6 +168,14 @@ impl Gateway {
         }
         drop(upstreams);
         let catalog = &inner.config.catalog;
+        let first = inner.generation.load(std::sync::atomic::Ordering::Relaxed) == 0;
+        for entry in catalog.unmatched_deny(&tools) {
+            let warning = format!("deny entry {entry:?} matches no tool, so it denies nothing");
+            if first {
+                tracing::warn!("{warning}; deny entries are tool names or catalog ids (mcp:<server>:<tool>)");
+            }
+            warnings.push(("deny".to_owned(), warning));
+        }
         tools.retain(|spec| !catalog.is_denied(spec));
         for server in &mut servers {
             let name = server.name.clone();
@@ -265,7 +287,13 @@ impl Gateway {
             "suspendedRuns": self.suspended_runs(),
             "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
             "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
-            "upstreams": { "running": running, "exited": exited, "failed": failed, "warnings": warnings },
+            "upstreams": {
+                "running": running,
+                "exited": exited,
+                "failed": failed,
+                "disabled": self.inner.config.disabled_servers,
+                "warnings": warnings,
+            },
         })
     }
 

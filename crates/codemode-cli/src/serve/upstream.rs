@@ -164,6 +164,8 @@ pub(super) struct Described {
 pub struct UpstreamHost {
     pub(super) peers: RwLock<HashMap<String, Peer<RoleClient>>>,
     pub(super) timeout: Duration,
+    /// Per-server `timeoutMs`, overriding `timeout`.
+    pub(super) timeouts: HashMap<String, Duration>,
     pub(super) projection: Arc<Projection>,
 }
 
@@ -201,6 +203,11 @@ impl UpstreamHost {
         (names(running), names(exited))
     }
 
+    /// How long one request to `server` may take.
+    pub(super) fn timeout_for(&self, server: &str) -> Duration {
+        self.timeouts.get(server).copied().unwrap_or(self.timeout)
+    }
+
     pub(super) fn is_closed(&self, server: &str) -> bool {
         self.peers
             .read()
@@ -215,7 +222,7 @@ impl UpstreamHost {
         what: &str,
         future: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
     ) -> Result<T, ToolError> {
-        let answer = tokio::time::timeout(self.timeout, future).await;
+        let answer = tokio::time::timeout(self.timeout_for(server), future).await;
         self.classify(server, what, answer)
     }
 
@@ -256,11 +263,14 @@ impl UpstreamHost {
                 tracing::warn!(
                     server,
                     what,
-                    timeout_ms = self.timeout.as_millis() as u64,
+                    timeout_ms = self.timeout_for(server).as_millis() as u64,
                     "upstream MCP call timed out"
                 );
                 Err(ToolError::with_code(
-                    format!("MCP server {server:?} did not answer within {} ms", self.timeout.as_millis()),
+                    format!(
+                        "MCP server {server:?} did not answer within {} ms",
+                        self.timeout_for(server).as_millis()
+                    ),
                     "timeout",
                 ))
             }
@@ -304,7 +314,7 @@ impl UpstreamHost {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(in_flight.key.clone(), route);
         }
-        let answer = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        let answer = tokio::time::timeout(self.timeout_for(server), handle.await_response()).await;
         in_flight.settled = answer.is_ok();
         let result = match self.classify(server, tool, answer)? {
             ServerResult::CallToolResult(result) => result,

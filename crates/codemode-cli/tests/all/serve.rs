@@ -42,6 +42,23 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("codemode.json: $.mcpServer: unknown field; allowed: "), "{stderr}");
+    std::fs::write(
+        &config,
+        r#"{ "servers": { "x": { "command": "run", "args": ["${env:CODEMODE_TEST_UNSET_VAR}"] } } }"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "$.servers.x.args[0]: environment variable \"CODEMODE_TEST_UNSET_VAR\" is not set (used as ${env:CODEMODE_TEST_UNSET_VAR})"
+        ),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -182,11 +199,21 @@ impl Scripted {
 
     /// `codemode serve` with `config` (written into `dir`) and an MCP client on its stdio.
     pub(crate) async fn with_config(dir: std::path::PathBuf, config: &Value) -> Scripted {
+        Scripted::with_config_text(dir, &config.to_string(), &[]).await
+    }
+
+    /// `codemode serve` with a config file's text and extra environment variables.
+    pub(crate) async fn with_config_text(
+        dir: std::path::PathBuf,
+        config: &str,
+        envs: &[(&str, &str)],
+    ) -> Scripted {
         let path = dir.join("codemode.json");
-        std::fs::write(&path, config.to_string()).unwrap();
+        std::fs::write(&path, config).unwrap();
         let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
         let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
             .args(["serve", "--config", path.to_str().unwrap()])
+            .envs(envs.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -358,7 +385,7 @@ async fn an_upstream_crashing_mid_call_is_a_catchable_error_and_the_gateway_stay
     let status = s.status().await;
     assert_eq!(
         status["upstreams"],
-        json!({ "running": [], "exited": ["scripted"], "failed": [], "warnings": [] }),
+        json!({ "running": [], "exited": ["scripted"], "failed": [], "disabled": [], "warnings": [] }),
         "{status}"
     );
     assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");

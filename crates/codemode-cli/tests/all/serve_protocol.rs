@@ -203,3 +203,76 @@ async fn pass_through_keeps_definitions_and_disambiguates_duplicates() {
     assert!(!init.instructions.clone().unwrap_or_default().contains("exec"));
     s.stop().await;
 }
+
+/// A config as clients write it: JSONC with comments and trailing commas, VS Code's `servers`,
+/// `${VAR}` / `${env:VAR}`, `envFile`, `disabled`, `autoApprove` and `timeout` (accepted, one
+/// warning each), per-server `timeoutMs`, a `codeMode` object without `enabled` (enabled), a
+/// deny entry that matches nothing (warned, in the status), and the environment allowlist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configs_copied_from_clients_are_accepted() {
+    let dir = temp_dir("client-config");
+    std::fs::write(dir.join("vars.env"), "# from a file\nFROM_FILE=yes\nexport QUOTED=\"a b\"\n").unwrap();
+    let script = crate::fixture_path("scripted_upstream.py");
+    let text = r#"// copied from an editor's mcp.json
+{
+  "servers": { // VS Code's key
+    "scripted": {
+      "command": "python3",
+      "args": ["${SCRIPT}"],
+      "env": { "SCRIPTED_LOG": "${env:LOG_DIR}/upstream.log", },
+      "envFile": "vars.env",
+      "autoApprove": ["echo"],
+      "timeout": 60,
+      "timeoutMs": 400,
+    },
+    "inherits": { "command": "python3", "args": ["${SCRIPT}"], "inheritEnv": true },
+    "off": { "command": "no-such-program", "disabled": true },
+  },
+  /* no "enabled": a gateway is for Code Mode */
+  "codeMode": { "timeoutMs": 20000 },
+  "catalog": { "deny": ["mcp:scripted:crash", "mcp:scripted:printEnv"] },
+}"#;
+    let envs = [
+        ("SCRIPT", script.to_str().unwrap()),
+        ("LOG_DIR", dir.to_str().unwrap()),
+        ("CODEMODE_TEST_MARKER", "leaked"),
+    ];
+    let s = crate::serve::Scripted::with_config_text(dir.clone(), text, &envs).await;
+    let value = s
+        .value(
+            r#"const env = async (server, name) => (await MCP[server].env({ name })).structuredContent.value;
+const out = {
+  fromFile: await env("scripted", "FROM_FILE"), quoted: await env("scripted", "QUOTED"),
+  marker: await env("scripted", "CODEMODE_TEST_MARKER"), path: typeof (await env("scripted", "PATH")),
+  inherited: await env("inherits", "CODEMODE_TEST_MARKER"), crash: typeof MCP.scripted.crash,
+};
+try { await MCP.scripted.sleep({ ms: 5000 }); out.sleep = "answered"; } catch (e) { out.sleep = e.message; }
+return out;"#,
+        )
+        .await;
+    assert_eq!(value["fromFile"], "yes", "{value}");
+    assert_eq!(value["quoted"], "a b", "{value}");
+    assert_eq!(value["marker"], Value::Null, "not in the allowlist: {value}");
+    assert_eq!(value["path"], "string", "{value}");
+    assert_eq!(value["inherited"], "leaked", "inheritEnv: {value}");
+    assert_eq!(value["crash"], "undefined", "denied: {value}");
+    assert!(value["sleep"].as_str().unwrap().contains("did not answer within 400 ms"), "{value}");
+    assert!(dir.join("upstream.log").exists(), "${{env:LOG_DIR}} was expanded");
+    let status = s.status().await;
+    assert_eq!(status["upstreams"]["disabled"], json!(["off"]), "{status}");
+    assert_eq!(
+        status["upstreams"]["warnings"],
+        json!([{ "name": "deny", "warning": "deny entry \"mcp:scripted:printEnv\" matches no tool, so it denies nothing" }]),
+        "{status}"
+    );
+    let stderr = s.stderr();
+    for text in [
+        "$.mcpServers.scripted.timeout is not used",
+        "$.mcpServers.scripted.autoApprove is not used",
+        "deny entry \"mcp:scripted:printEnv\" matches no tool",
+        "\"off\" is disabled",
+    ] {
+        assert!(stderr.contains(text), "{text}: {stderr}");
+    }
+    s.stop().await;
+}
