@@ -34,6 +34,19 @@ pub const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(200);
 /// still gets a rebuild, one per this interval at most).
 pub const LIST_CHANGED_MAX_DELAY: Duration = Duration::from_secs(2);
 
+/// The first restart of a crashed upstream waits this long; each further one twice as long ...
+pub const RESTART_BACKOFF_FIRST: Duration = Duration::from_millis(500);
+
+/// ... up to this.
+pub const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// Restarts in a row (without [`RESTART_RESET_AFTER`] of uptime between them) before the gateway
+/// gives up on an upstream.
+pub const MAX_RESTARTS: u32 = 5;
+
+/// An upstream that stayed up this long after a restart counts its restarts from zero again.
+pub const RESTART_RESET_AFTER: Duration = Duration::from_secs(60);
+
 /// Most catalog generations kept for suspended runs (each kept generation holds at least one);
 /// past it the oldest are dropped with a warning.
 pub const MAX_GENERATIONS: usize = 64;

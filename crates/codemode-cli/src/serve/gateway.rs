@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use codemode::{AbortSignal, RunScope};
 use rmcp::model::{
@@ -47,6 +47,10 @@ pub(super) struct GatewayInner {
     pub(super) passthrough: RwLock<Vec<PassThrough>>,
     /// The task rebuilding the catalog after `list_changed`.
     pub(super) rebuilder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The task restarting crashed upstreams.
+    pub(super) supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Restarts of crashed upstreams, by server.
+    pub(super) restarts: Mutex<HashMap<String, Restarts>>,
 }
 
 impl Gateway {
@@ -114,6 +118,8 @@ impl Gateway {
                 failed,
                 warnings: Mutex::default(),
                 rebuilder: Mutex::default(),
+                supervisor: Mutex::default(),
+                restarts: Mutex::default(),
                 passthrough: RwLock::default(),
             }),
         };
@@ -131,7 +137,105 @@ impl Gateway {
             }
         });
         *gateway.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilder);
+        let weak = Arc::downgrade(&gateway.inner);
+        let supervisor = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SUPERVISE_EVERY).await;
+                let Some(inner) = weak.upgrade() else { return };
+                (Gateway { inner }).restart_exited().await;
+            }
+        });
+        *gateway.inner.supervisor.lock().unwrap_or_else(|p| p.into_inner()) = Some(supervisor);
         Ok(gateway)
+    }
+
+    /// Restarts upstreams whose process exited or whose connection closed, with backoff
+    /// ([`RESTART_BACKOFF_FIRST`] doubling up to [`RESTART_BACKOFF_MAX`]); after
+    /// [`MAX_RESTARTS`] restarts without [`RESTART_RESET_AFTER`] of uptime in between it gives up.
+    /// A restarted server's tools come back through a rebuild (and `list_changed`).
+    async fn restart_exited(&self) {
+        let inner = &self.inner;
+        let (_, exited) = inner.upstream.servers_by_state();
+        let now = Instant::now();
+        {
+            // Servers that stayed up long enough start counting again.
+            let (running, _) = inner.upstream.servers_by_state();
+            let mut restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+            for name in running {
+                if let Some(r) = restarts.get_mut(&name)
+                    && now.duration_since(r.up_since) >= RESTART_RESET_AFTER
+                {
+                    r.count = 0;
+                }
+            }
+        }
+        for name in exited {
+            let due = {
+                let mut restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+                let r = restarts.entry(name.clone()).or_insert_with(|| Restarts::new(now));
+                if r.gave_up || now < r.next_try {
+                    false
+                } else if r.count >= MAX_RESTARTS {
+                    r.gave_up = true;
+                    tracing::warn!(server = %name, "MCP server {name:?} crashed {MAX_RESTARTS} times in a row; not restarting it again");
+                    false
+                } else {
+                    r.count += 1;
+                    r.total += 1;
+                    let backoff = RESTART_BACKOFF_FIRST
+                        .saturating_mul(1 << (r.count - 1).min(16))
+                        .min(RESTART_BACKOFF_MAX);
+                    r.next_try = now + backoff;
+                    true
+                }
+            };
+            if !due {
+                continue;
+            }
+            let Some((_, command)) = inner.config.servers.iter().find(|(n, _)| *n == name).cloned() else {
+                continue;
+            };
+            let old = {
+                let mut upstreams = inner.upstreams.lock().await;
+                upstreams.iter().position(|u| u.name == name).map(|i| upstreams.remove(i))
+            };
+            if let Some(old) = old {
+                old.stop().await;
+            }
+            let timeout =
+                command.startup_timeout_ms.map_or(inner.config.startup_timeout, Duration::from_millis);
+            tracing::info!(server = %name, "MCP server {name:?} exited; restarting it");
+            match start_upstream(
+                name.clone(),
+                command,
+                timeout,
+                inner.changed.clone(),
+                inner.projection.clone(),
+            )
+            .await
+            {
+                Ok(started) => {
+                    inner
+                        .upstream
+                        .peers
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), started.client.peer().clone());
+                    let order = |n: &str| inner.config.servers.iter().position(|(s, _)| s == n);
+                    let mut upstreams = inner.upstreams.lock().await;
+                    upstreams.push(started);
+                    upstreams.sort_by_key(|u| order(&u.name));
+                    drop(upstreams);
+                    if let Some(r) = inner.restarts.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&name) {
+                        r.up_since = Instant::now();
+                    }
+                    inner.changed.mark(&name);
+                }
+                Err(error) => {
+                    tracing::warn!(server = %name, "restarting MCP server {name:?} failed: {error}")
+                }
+            }
+        }
     }
 
     /// Builds a new catalog generation, listing `changed` servers again (each within its
@@ -292,17 +396,46 @@ impl Gateway {
                 "exited": exited,
                 "failed": failed,
                 "disabled": self.inner.config.disabled_servers,
+                "servers": self.server_states(),
                 "warnings": warnings,
             },
         })
     }
 
+    /// Each configured upstream's transport, state (`running`, `restarting`, `exited` after
+    /// giving up, `failed` to start, `disabled`) and restart count, in config order.
+    fn server_states(&self) -> Vec<Value> {
+        let inner = &self.inner;
+        let (running, _) = inner.upstream.servers_by_state();
+        let restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for (name, _) in &inner.config.servers {
+            let r = restarts.get(name);
+            let state = if running.contains(name) {
+                "running"
+            } else if inner.failed.iter().any(|(n, _)| n == name) && r.is_none() {
+                "failed"
+            } else if r.is_some_and(|r| r.gave_up) {
+                "exited"
+            } else {
+                "restarting"
+            };
+            out.push(json!({ "name": name, "transport": "stdio", "state": state, "restarts": r.map_or(0, |r| r.total) }));
+        }
+        for name in &inner.config.disabled_servers {
+            out.push(json!({ "name": name, "transport": "stdio", "state": "disabled", "restarts": 0 }));
+        }
+        out
+    }
+
     /// Stops every upstream server (stdin closed, then SIGTERM, then kill), all at once.
     pub async fn shutdown(&self) {
-        let rebuilder = self.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(rebuilder) = rebuilder {
-            rebuilder.abort();
-            let _ = rebuilder.await;
+        for task in [&self.inner.supervisor, &self.inner.rebuilder] {
+            let task = task.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(task) = task {
+                task.abort();
+                let _ = task.await;
+            }
         }
         let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
         for engine in engines {
@@ -601,5 +734,25 @@ pub(super) fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
             "more catalog generations hold suspended runs than are kept; runs of the oldest expire"
         );
         engines.truncate(MAX_GENERATIONS);
+    }
+}
+
+/// How often the supervisor looks for exited upstreams.
+const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
+
+/// Restart bookkeeping of one upstream.
+pub(super) struct Restarts {
+    /// Restarts since it last stayed up for [`RESTART_RESET_AFTER`].
+    count: u32,
+    /// Restarts in all.
+    total: u32,
+    next_try: Instant,
+    up_since: Instant,
+    gave_up: bool,
+}
+
+impl Restarts {
+    fn new(now: Instant) -> Restarts {
+        Restarts { count: 0, total: 0, next_try: now, up_since: now, gave_up: false }
     }
 }

@@ -338,8 +338,8 @@ impl UpstreamHost {
 
 pub(super) fn exited(server: &str) -> String {
     format!(
-        "MCP server {server:?} exited or closed its connection; its tools are unavailable until `codemode serve` \
-         restarts"
+        "MCP server {server:?} exited or closed its connection; its tools are unavailable until the gateway \
+         restarts it"
     )
 }
 
