@@ -69,6 +69,73 @@ pub struct UpstreamCommand {
     pub env: BTreeMap<String, String>,
     /// Working directory (relative paths are resolved against the config file's directory).
     pub cwd: Option<PathBuf>,
+    /// How long start-up (initialize and the first listing) may take (`startupTimeoutMs`; the
+    /// gateway's default when absent).
+    pub startup_timeout_ms: Option<u64>,
+    /// How long one request to this server may take (`timeoutMs`; the gateway's default when
+    /// absent).
+    pub timeout_ms: Option<u64>,
+    /// `disabled: true`: listed but not started.
+    pub disabled: bool,
+    /// `inheritEnv: true`: the child gets the gateway's whole environment, not just the allowlist.
+    pub inherit_env: bool,
+    /// Fields accepted for compatibility with other clients but not used, one warning each.
+    pub warnings: Vec<String>,
+}
+
+/// Environment variables every upstream child gets from the gateway (what the official MCP SDKs
+/// pass), besides its own `env` and `envFile`.
+pub const ENV_ALLOWLIST: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// Replaces `${VAR}` and `${env:VAR}` in `text` with the variable's value. Errors name the
+/// missing variable.
+pub fn interpolate(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unclosed \"${{\" in {text:?}"));
+        };
+        let name = after[..end].strip_prefix("env:").unwrap_or(&after[..end]);
+        match std::env::var(name) {
+            Ok(value) => out.push_str(&value),
+            Err(_) => {
+                return Err(format!(
+                    "environment variable {name:?} is not set (used as ${{{}}})",
+                    &after[..end]
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Reads a dotenv file: `KEY=VALUE` lines, `#` comments, optional `export ` and quotes.
+fn read_env_file(path: &Path) -> Result<BTreeMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut env = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!("{}:{}: expected KEY=VALUE", path.display(), n + 1));
+        };
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        env.insert(key.trim().to_owned(), value.to_owned());
+    }
+    Ok(env)
 }
 
 /// A resource an inline MCP server serves.
@@ -290,6 +357,23 @@ impl FixtureCatalog {
             return true;
         }
         self.tools.iter().any(|t| t.denied && t.spec.catalog_id() == id)
+    }
+
+    /// The `deny` entries that match none of the fixture's tools, its inline servers' tools, nor
+    /// `others` (by name or catalog id), in file order.
+    pub fn unmatched_deny(&self, others: &[ToolSpec]) -> Vec<String> {
+        let mut specs: Vec<ToolSpec> = self.tools.iter().map(|t| t.spec.clone()).collect();
+        for server in &self.mcp_servers {
+            if let FixtureMcpServer::Inline(inline) = server {
+                specs.extend(inline.server.tool_specs());
+            }
+        }
+        specs.extend(others.iter().cloned());
+        self.deny
+            .iter()
+            .filter(|d| !specs.iter().any(|s| s.name == **d || s.catalog_id() == **d))
+            .cloned()
+            .collect()
     }
 
     /// The inline MCP servers' metadata (visible ones: denied tools removed).
@@ -604,16 +688,35 @@ fn parse_behavior(value: &Value, path: String, mcp: bool) -> Result<Behavior, In
 fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<FixtureMcpServer, Invalid> {
     let obj = Obj::new(value, path)?;
     if obj.get("command").is_some() {
-        obj.only(&["command", "args", "env", "cwd", "type"])?;
+        obj.only(&[
+            "command",
+            "args",
+            "env",
+            "cwd",
+            "type",
+            "startupTimeoutMs",
+            "timeoutMs",
+            "timeout",
+            "disabled",
+            "autoApprove",
+            "alwaysAllow",
+            "envFile",
+            "inheritEnv",
+        ])?;
         if let Some(kind) = obj.string("type")?
             && kind != "stdio"
         {
             return Err((obj.child("type"), format!("only \"stdio\" servers are supported, found {kind:?}")));
         }
-        let command = obj.required_string("command")?;
+        let expand = |text: String, key: &str| interpolate(&text).map_err(|e| (obj.child(key), e));
+        let command = expand(obj.required_string("command")?, "command")?;
         let args = match obj.get("args") {
             None => Vec::new(),
-            Some(v) => string_array(v, &obj.child("args"))?,
+            Some(v) => string_array(v, &obj.child("args"))?
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| interpolate(&a).map_err(|e| (format!("{}[{i}]", obj.child("args")), e)))
+                .collect::<Result<_, _>>()?,
         };
         let mut env = BTreeMap::new();
         if let Some(v) = obj.get("env") {
@@ -625,13 +728,54 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
                 let s = v
                     .as_str()
                     .ok_or_else(|| (format!("{epath}{}", key_path(k)), "must be a string".to_owned()))?;
-                env.insert(k.clone(), s.to_owned());
+                let s = interpolate(s).map_err(|e| (format!("{epath}{}", key_path(k)), e))?;
+                env.insert(k.clone(), s);
             }
         }
-        let cwd = obj.string("cwd")?.map(|c| base.join(c));
+        if let Some(file) = obj.string("envFile")? {
+            let file = base.join(interpolate(&file).map_err(|e| (obj.child("envFile"), e))?);
+            let from_file = read_env_file(&file).map_err(|e| (obj.child("envFile"), e))?;
+            for (k, v) in from_file {
+                // The entry's own `env` wins over the file.
+                env.entry(k).or_insert(v);
+            }
+        }
+        let cwd = match obj.string("cwd")? {
+            Some(c) => Some(base.join(expand(c, "cwd")?)),
+            None => None,
+        };
+        let millis = |key: &str| match obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Some).ok_or_else(|| {
+                (obj.child(key), "must be a positive whole number of milliseconds".to_owned())
+            }),
+        };
+        let timeout_ms = millis("timeoutMs")?;
+        let mut warnings = Vec::new();
+        for (key, why) in [
+            ("timeout", "is not used (its unit differs between clients); set timeoutMs in milliseconds"),
+            ("autoApprove", "is not used: the gateway does not ask for approval"),
+            ("alwaysAllow", "is not used: the gateway does not ask for approval"),
+        ] {
+            if obj.get(key).is_some() {
+                warnings.push(format!("{} {why}", obj.child(key)));
+            }
+        }
+        let disabled = obj.bool("disabled")?;
+        let inherit_env = obj.bool("inheritEnv")?;
         return Ok(FixtureMcpServer::Command {
             name: name.to_owned(),
-            command: UpstreamCommand { command, args, env, cwd },
+            command: UpstreamCommand {
+                command,
+                args,
+                env,
+                cwd,
+                startup_timeout_ms: millis("startupTimeoutMs")?,
+                timeout_ms,
+                disabled,
+                inherit_env,
+                warnings,
+            },
         });
     }
     obj.only(&["title", "instructions", "tools", "behavior", "resources", "prompts"])?;

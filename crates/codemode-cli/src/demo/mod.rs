@@ -164,6 +164,15 @@ pub async fn tour(color: bool, module_cache: Option<std::path::PathBuf>) -> anyh
         "\nThe Code Mode surface is constant in the number of hidden tools (the quick index is capped at\n\
          8,000 characters); direct exposure grows with every tool schema. Tokens are approximated as bytes/4."
     );
+    style.heading(&mut out, &format!("{}. Put Code Mode in front of your own MCP servers", n + 3));
+    let _ = writeln!(
+        out,
+        "Write codemode.json with your servers in the usual shape (comments allowed):\n\n\
+         {{\n  \"mcpServers\": {{\n    \"everything\": {{ \"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-everything\"] }}\n  }},\n  \"codeMode\": {{ \"timeoutMs\": 10000 }}\n}}\n\n\
+         and give your MCP client `codemode serve` instead of the servers themselves:\n\n\
+         {{ \"mcpServers\": {{ \"codemode\": {{ \"command\": \"codemode\", \"args\": [\"serve\", \"--config\", \"/path/to/codemode.json\"] }} }} }}\n"
+    );
+    let _ = writeln!(out, "The model then sees exec and wait; docs/serve.md has the whole config reference.");
     Ok(out)
 }
 

@@ -4,6 +4,8 @@ mod cli;
 mod fixture;
 mod fuzz;
 mod serve;
+mod serve_hostile;
+mod serve_protocol;
 mod session;
 
 /// A file under `tests/fixtures`.

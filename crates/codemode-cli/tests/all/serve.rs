@@ -14,7 +14,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
+pub(crate) fn temp_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("codemode-serve-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -42,6 +42,23 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("codemode.json: $.mcpServer: unknown field; allowed: "), "{stderr}");
+    std::fs::write(
+        &config,
+        r#"{ "servers": { "x": { "command": "run", "args": ["${env:CODEMODE_TEST_UNSET_VAR}"] } } }"#,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "$.servers.x.args[0]: environment variable \"CODEMODE_TEST_UNSET_VAR\" is not set (used as ${env:CODEMODE_TEST_UNSET_VAR})"
+        ),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -125,9 +142,11 @@ return out;"# })
 
 /// What the MCP client heard besides answers.
 #[derive(Clone, Default)]
-struct Heard {
-    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
-    tool_list_changed: Arc<Mutex<usize>>,
+pub(crate) struct Heard {
+    pub(crate) progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub(crate) tool_list_changed: Arc<Mutex<usize>>,
+    /// `notifications/message` data, in arrival order.
+    pub(crate) logs: Arc<Mutex<Vec<Value>>>,
 }
 
 impl ClientHandler for Heard {
@@ -141,6 +160,16 @@ impl ClientHandler for Heard {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         *self.tool_list_changed.lock().unwrap() += 1;
+    }
+
+    // MCP logging is deprecated by SEP-2577, but it is what the gateway projects events onto.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logs.lock().unwrap().push(params.data);
     }
 }
 
@@ -161,57 +190,76 @@ impl Heard {
 
 /// `codemode serve` in front of `tests/fixtures/scripted_upstream.py`, with its stderr in a file and
 /// the upstream's received messages in another.
-struct Scripted {
-    client: RunningService<RoleClient, Heard>,
-    heard: Heard,
-    dir: std::path::PathBuf,
+pub(crate) struct Scripted {
+    pub(crate) client: RunningService<RoleClient, Heard>,
+    pub(crate) heard: Heard,
+    pub(crate) dir: std::path::PathBuf,
+    pub(crate) serve: tokio::process::Child,
+}
+
+/// The `scripted_upstream.py` entry of a gateway config, logging what it receives into `dir`.
+pub(crate) fn scripted_server(dir: &std::path::Path) -> Value {
+    json!({
+        "command": "python3",
+        "args": [crate::fixture_path("scripted_upstream.py")],
+        "env": { "SCRIPTED_LOG": dir.join("upstream.log").to_str().unwrap() }
+    })
 }
 
 impl Scripted {
     async fn start(name: &str, timeout_ms: u64) -> Scripted {
         let dir = temp_dir(name);
-        let script = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
-            .join("tests/fixtures/scripted_upstream.py");
-        let config = dir.join("codemode.json");
-        std::fs::write(
-            &config,
-            json!({
-                "codeMode": { "enabled": true, "timeoutMs": timeout_ms },
-                "mcpServers": { "scripted": {
-                    "command": "python3",
-                    "args": [script],
-                    "env": { "SCRIPTED_LOG": dir.join("upstream.log").to_str().unwrap() }
-                } },
-                "upstreamTimeoutMs": 30000
-            })
-            .to_string(),
-        )
-        .unwrap();
-        let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
-        command
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .env("RUST_LOG", "info")
-            .kill_on_drop(true);
-        let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::from(stderr)).spawn().unwrap();
-        let heard = Heard::default();
-        let client = heard.clone().serve(transport).await.unwrap();
-        Scripted { client, heard, dir }
+        let config = json!({
+            "codeMode": { "enabled": true, "timeoutMs": timeout_ms },
+            "mcpServers": { "scripted": scripted_server(&dir) },
+            "upstreamTimeoutMs": 30000
+        });
+        Scripted::with_config(dir, &config).await
     }
 
-    async fn exec(&self, code: &str) -> Value {
+    /// `codemode serve` with `config` (written into `dir`) and an MCP client on its stdio.
+    pub(crate) async fn with_config(dir: std::path::PathBuf, config: &Value) -> Scripted {
+        Scripted::with_config_text(dir, &config.to_string(), &[]).await
+    }
+
+    /// `codemode serve` with a config file's text and extra environment variables.
+    pub(crate) async fn with_config_text(
+        dir: std::path::PathBuf,
+        config: &str,
+        envs: &[(&str, &str)],
+    ) -> Scripted {
+        let path = dir.join("codemode.json");
+        std::fs::write(&path, config).unwrap();
+        let stderr = std::fs::File::create(dir.join("stderr.log")).unwrap();
+        let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+            .args(["serve", "--config", path.to_str().unwrap()])
+            .envs(envs.iter().copied())
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdout, stdin) = (serve.stdout.take().unwrap(), serve.stdin.take().unwrap());
+        let heard = Heard::default();
+        let client = heard.clone().serve((stdout, stdin)).await.unwrap();
+        Scripted { client, heard, dir, serve }
+    }
+
+    pub(crate) async fn exec(&self, code: &str) -> Value {
         let mut params = CallToolRequestParams::new("exec");
         params.arguments = json!({ "code": code }).as_object().cloned();
         self.client.call_tool(params).await.unwrap().structured_content.unwrap()
     }
 
-    async fn value(&self, code: &str) -> Value {
+    pub(crate) async fn value(&self, code: &str) -> Value {
         let result = self.exec(code).await;
         assert_eq!(result["status"], "completed", "{result}");
         result["value"].clone()
     }
 
-    async fn status(&self) -> Value {
+    pub(crate) async fn status(&self) -> Value {
         let read =
             self.client.read_resource(ReadResourceRequestParams::new("codemode://status")).await.unwrap();
         let text = serde_json::to_value(&read).unwrap()["contents"][0]["text"].as_str().unwrap().to_owned();
@@ -227,18 +275,18 @@ impl Scripted {
             .collect()
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(self.dir.join("stderr.log")).unwrap_or_default()
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.client.cancel().await;
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
 /// Polls `check` every 20 ms for up to 10 s.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     for _ in 0..500 {
         if check() {
             return;
@@ -341,24 +389,35 @@ return { kind: typeof MCP.scripted.fresh, declared: d.includes("fresh"), answer:
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upstream_crashing_mid_call_is_a_catchable_error_and_the_gateway_stays_up() {
+async fn an_upstream_crashing_mid_call_is_a_catchable_error_and_it_is_restarted() {
     let s = Scripted::start("crash", 10_000).await;
+    let first = s.value("return (await MCP.scripted.pid({})).structuredContent.pid").await;
     let value = s
         .value("try { await MCP.scripted.crash({}); return 'answered' } catch (e) { return { message: e.message, code: e.code } }")
         .await;
     assert!(value["message"].as_str().unwrap().contains("MCP server \"scripted\" exited"), "{value}");
     assert_eq!(value["code"], "upstream_error", "{value}");
-    // Later calls fail at once with the same explanation; the gateway answers everything else.
-    let later = s
-        .value("try { await MCP.scripted.echo({}); return 'answered' } catch (e) { return e.message }")
-        .await;
-    assert!(later.as_str().unwrap().contains("exited or closed its connection"), "{later}");
-    assert_eq!(s.value("return 6 * 7").await, 42);
+    assert_eq!(s.value("return 6 * 7").await, 42, "the gateway answers everything else");
+    // The supervisor restarts it; its tools come back through list_changed.
+    for _ in 0..500 {
+        if s.status().await["upstreams"]["running"] == json!(["scripted"]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let status = s.status().await;
-    assert_eq!(status["upstreams"], json!({ "running": [], "exited": ["scripted"] }), "{status}");
+    assert_eq!(
+        status["upstreams"]["servers"],
+        json!([{ "name": "scripted", "transport": "stdio", "state": "running", "restarts": 1 }]),
+        "{status}"
+    );
     assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
+    eventually("list_changed after the restart", || *s.heard.tool_list_changed.lock().unwrap() >= 1).await;
+    let second = s.value("return (await MCP.scripted.pid({})).structuredContent.pid").await;
+    assert_ne!(first, second, "a new process");
     let stderr = s.stderr();
     assert!(stderr.contains("WARN") && stderr.contains("exited during the call"), "{stderr}");
+    assert!(stderr.contains("exited; restarting it"), "{stderr}");
     s.stop().await;
 }
 
@@ -397,11 +456,22 @@ async fn cancelling_exec_cancels_the_upstream_call() {
     let status = s.status().await;
     assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
     assert_eq!(status["suspendedRuns"], 0, "{status}");
+    // The cancelled nested call is reported finished (failed), like every started one.
+    eventually("nestedCallFinished for the cancelled call", || {
+        s.heard.logs.lock().unwrap().iter().any(|l| {
+            l["event"] == "nestedCallFinished" && l["toolId"] == "mcp:scripted:sleep" && l["ok"] == false
+        })
+    })
+    .await;
+    let logs = s.heard.logs.lock().unwrap().clone();
+    let finished: Vec<&Value> = logs.iter().filter(|l| l["event"] == "nestedCallFinished").collect();
+    assert_eq!(finished.len(), 1, "{logs:?}");
+    assert_eq!(finished[0]["error"], "cancelled: the run ended before the call finished", "{logs:?}");
     assert_eq!(s.value("return 'still serving'").await, "still serving");
     s.stop().await;
 }
 
-fn process_gone(pid: u64) -> bool {
+pub(crate) fn process_gone(pid: u64) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         // A zombie has exited; only its parent's (or init's) reaping is left.

@@ -1,0 +1,762 @@
+//! The gateway's MCP server side: the Code Mode surface over the catalog built from the upstreams,
+//! catalog generations across rebuilds, and the status resource.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use codemode::{AbortSignal, RunScope};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use super::STATUS_URI;
+use super::config::*;
+use super::projection::*;
+use super::upstream::*;
+use crate::engine::{Engine, EngineOptions};
+use crate::error::CliError;
+
+/// The gateway: Code Mode over the upstreams, rebuilt when an upstream's lists change.
+#[derive(Clone)]
+pub struct Gateway {
+    pub(super) inner: Arc<GatewayInner>,
+}
+
+pub(super) struct GatewayInner {
+    pub(super) config: GatewayConfig,
+    pub(super) upstream: Arc<UpstreamHost>,
+    pub(super) upstreams: tokio::sync::Mutex<Vec<Upstream>>,
+    /// Current engine first; older generations are kept while they hold suspended runs.
+    pub(super) engines: RwLock<Vec<Arc<Engine>>>,
+    pub(super) run_owner: Mutex<HashMap<String, usize>>,
+    pub(super) projection: Arc<Projection>,
+    pub(super) changed: Arc<Changed>,
+    /// Catalog builds so far (1 after start; +1 per rebuild after `list_changed`).
+    pub(super) generation: std::sync::atomic::AtomicU64,
+    /// Upstreams that did not start: (name, why), in config order.
+    pub(super) failed: Vec<(String, String)>,
+    /// Warnings about the current catalog (truncated listings): (server, warning).
+    pub(super) warnings: Mutex<Vec<(String, String)>>,
+    /// Pass-through mode (Code Mode disabled): upstream tools as listed, under unique names.
+    pub(super) passthrough: RwLock<Vec<PassThrough>>,
+    /// The task rebuilding the catalog after `list_changed`.
+    pub(super) rebuilder: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The task restarting crashed upstreams.
+    pub(super) supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Restarts of crashed upstreams, by server.
+    pub(super) restarts: Mutex<HashMap<String, Restarts>>,
+}
+
+impl Gateway {
+    /// Starts the upstream servers (in parallel, each within its `startupTimeoutMs`) and builds the
+    /// first catalog. An upstream that cannot start, or does not within its time, is logged, left
+    /// out and listed as failed in the status (the gateway stays up). Dropping this future stops
+    /// every upstream process started so far.
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, CliError> {
+        let changed = Arc::new(Changed::default());
+        let projection = Arc::new(Projection::default());
+        for (name, command) in &config.servers {
+            for warning in &command.warnings {
+                tracing::warn!(server = %name, "{warning}");
+            }
+        }
+        for name in &config.disabled_servers {
+            tracing::info!(server = %name, "MCP server {name:?} is disabled; not started");
+        }
+        let timeouts = config
+            .servers
+            .iter()
+            .filter_map(|(name, c)| c.timeout_ms.map(|ms| (name.clone(), Duration::from_millis(ms))))
+            .collect();
+        let upstream = Arc::new(UpstreamHost {
+            peers: RwLock::default(),
+            timeout: config.upstream_timeout,
+            timeouts,
+            projection: projection.clone(),
+        });
+        let starts = config.servers.iter().map(|(name, command)| {
+            let timeout = command.startup_timeout_ms.map_or(config.startup_timeout, Duration::from_millis);
+            start_upstream(name.clone(), command.clone(), timeout, changed.clone(), projection.clone())
+        });
+        let started = futures::future::join_all(starts).await;
+        let mut upstreams = Vec::new();
+        let mut failed = Vec::new();
+        for ((name, _), result) in config.servers.iter().zip(started) {
+            match result {
+                Ok(started) => {
+                    upstream
+                        .peers
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), started.client.peer().clone());
+                    upstreams.push(started);
+                }
+                Err(error) if config.require_upstreams => {
+                    // The upstreams started so far stop when dropped.
+                    return Err(CliError::Upstream { server: name.clone(), message: error });
+                }
+                Err(error) => {
+                    tracing::warn!(server = %name, "MCP server {name:?}: {error}; continuing without it");
+                    failed.push((name.clone(), error));
+                }
+            }
+        }
+        // A list change during start-up is already in the first listing.
+        changed.take();
+        let gateway = Gateway {
+            inner: Arc::new(GatewayInner {
+                config,
+                upstream,
+                upstreams: tokio::sync::Mutex::new(upstreams),
+                engines: RwLock::default(),
+                run_owner: Mutex::default(),
+                projection,
+                changed,
+                generation: Default::default(),
+                failed,
+                warnings: Mutex::default(),
+                rebuilder: Mutex::default(),
+                supervisor: Mutex::default(),
+                restarts: Mutex::default(),
+                passthrough: RwLock::default(),
+            }),
+        };
+        gateway.rebuild(&BTreeSet::new()).await?;
+        let weak = Arc::downgrade(&gateway.inner);
+        let rebuilder = tokio::spawn(async move {
+            loop {
+                let Some(changed) = weak.upgrade().map(|i| i.changed.clone()) else { return };
+                changed.settled().await;
+                let Some(inner) = weak.upgrade() else { return };
+                let servers = changed.take();
+                if let Err(e) = (Gateway { inner }).rebuild(&servers).await {
+                    tracing::warn!("catalog rebuild failed: {e}");
+                }
+            }
+        });
+        *gateway.inner.rebuilder.lock().unwrap_or_else(|p| p.into_inner()) = Some(rebuilder);
+        let weak = Arc::downgrade(&gateway.inner);
+        let supervisor = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SUPERVISE_EVERY).await;
+                let Some(inner) = weak.upgrade() else { return };
+                (Gateway { inner }).restart_exited().await;
+            }
+        });
+        *gateway.inner.supervisor.lock().unwrap_or_else(|p| p.into_inner()) = Some(supervisor);
+        Ok(gateway)
+    }
+
+    /// Restarts upstreams whose process exited or whose connection closed, with backoff
+    /// ([`RESTART_BACKOFF_FIRST`] doubling up to [`RESTART_BACKOFF_MAX`]); after
+    /// [`MAX_RESTARTS`] restarts without [`RESTART_RESET_AFTER`] of uptime in between it gives up.
+    /// A restarted server's tools come back through a rebuild (and `list_changed`).
+    async fn restart_exited(&self) {
+        let inner = &self.inner;
+        let (_, exited) = inner.upstream.servers_by_state();
+        let now = Instant::now();
+        {
+            // Servers that stayed up long enough start counting again.
+            let (running, _) = inner.upstream.servers_by_state();
+            let mut restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+            for name in running {
+                if let Some(r) = restarts.get_mut(&name)
+                    && now.duration_since(r.up_since) >= RESTART_RESET_AFTER
+                {
+                    r.count = 0;
+                }
+            }
+        }
+        for name in exited {
+            let due = {
+                let mut restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+                let r = restarts.entry(name.clone()).or_insert_with(|| Restarts::new(now));
+                if r.gave_up || now < r.next_try {
+                    false
+                } else if r.count >= MAX_RESTARTS {
+                    r.gave_up = true;
+                    tracing::warn!(server = %name, "MCP server {name:?} crashed {MAX_RESTARTS} times in a row; not restarting it again");
+                    false
+                } else {
+                    r.count += 1;
+                    r.total += 1;
+                    let backoff = RESTART_BACKOFF_FIRST
+                        .saturating_mul(1 << (r.count - 1).min(16))
+                        .min(RESTART_BACKOFF_MAX);
+                    r.next_try = now + backoff;
+                    true
+                }
+            };
+            if !due {
+                continue;
+            }
+            let Some((_, command)) = inner.config.servers.iter().find(|(n, _)| *n == name).cloned() else {
+                continue;
+            };
+            let old = {
+                let mut upstreams = inner.upstreams.lock().await;
+                upstreams.iter().position(|u| u.name == name).map(|i| upstreams.remove(i))
+            };
+            if let Some(old) = old {
+                old.stop().await;
+            }
+            let timeout =
+                command.startup_timeout_ms.map_or(inner.config.startup_timeout, Duration::from_millis);
+            tracing::info!(server = %name, "MCP server {name:?} exited; restarting it");
+            match start_upstream(
+                name.clone(),
+                command,
+                timeout,
+                inner.changed.clone(),
+                inner.projection.clone(),
+            )
+            .await
+            {
+                Ok(started) => {
+                    inner
+                        .upstream
+                        .peers
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), started.client.peer().clone());
+                    let order = |n: &str| inner.config.servers.iter().position(|(s, _)| s == n);
+                    let mut upstreams = inner.upstreams.lock().await;
+                    upstreams.push(started);
+                    upstreams.sort_by_key(|u| order(&u.name));
+                    drop(upstreams);
+                    if let Some(r) = inner.restarts.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&name) {
+                        r.up_since = Instant::now();
+                    }
+                    inner.changed.mark(&name);
+                }
+                Err(error) => {
+                    tracing::warn!(server = %name, "restarting MCP server {name:?} failed: {error}")
+                }
+            }
+        }
+    }
+
+    /// Builds a new catalog generation, listing `changed` servers again (each within its
+    /// start-up time; one that fails keeps its previous listing), and tells the client once.
+    pub(super) async fn rebuild(&self, changed: &BTreeSet<String>) -> Result<(), CliError> {
+        let inner = &self.inner;
+        let mut upstreams = inner.upstreams.lock().await;
+        for upstream in upstreams.iter_mut().filter(|u| changed.contains(&u.name)) {
+            let listing = describe(&upstream.name, upstream.client.peer());
+            match tokio::time::timeout(upstream.startup_timeout, listing).await {
+                Ok(described) => upstream.described = described,
+                Err(_) => tracing::warn!(
+                    server = %upstream.name,
+                    "listing again after list_changed took over {} ms; keeping the previous listing",
+                    upstream.startup_timeout.as_millis()
+                ),
+            }
+        }
+        let mut servers = Vec::new();
+        let mut tools = Vec::new();
+        let mut warnings = Vec::new();
+        let mut raw = Vec::new();
+        for upstream in upstreams.iter() {
+            for def in &upstream.described.raw {
+                let Some(name) = def.get("name").and_then(Value::as_str) else { continue };
+                let kept = upstream.described.specs.iter().find(|s| s.name == name);
+                if kept.is_some_and(|spec| !inner.config.catalog.is_denied(spec)) {
+                    raw.push((upstream.name.clone(), name.to_owned(), def.clone()));
+                }
+            }
+            servers.push(upstream.described.server.clone());
+            tools.extend(upstream.described.specs.iter().cloned());
+            warnings.extend(upstream.described.warnings.iter().map(|w| (upstream.name.clone(), w.clone())));
+        }
+        drop(upstreams);
+        let catalog = &inner.config.catalog;
+        let first = inner.generation.load(std::sync::atomic::Ordering::Relaxed) == 0;
+        for entry in catalog.unmatched_deny(&tools) {
+            let warning = format!("deny entry {entry:?} matches no tool, so it denies nothing");
+            if first {
+                tracing::warn!("{warning}; deny entries are tool names or catalog ids (mcp:<server>:<tool>)");
+            }
+            warnings.push(("deny".to_owned(), warning));
+        }
+        tools.retain(|spec| !catalog.is_denied(spec));
+        for server in &mut servers {
+            let name = server.name.clone();
+            server.tools.retain(|t| !catalog.is_denied(&t.to_tool_spec(&name)));
+        }
+        let options = EngineOptions {
+            config: inner.config.code_mode.clone(),
+            catalog: catalog.clone(),
+            extra_tools: tools,
+            extra_mcp_servers: servers,
+            fallback: Some(inner.upstream.clone()),
+            events: Some(inner.projection.clone()),
+            module_cache: inner.config.module_cache.clone(),
+        };
+        let engine = Arc::new(Engine::build(options)?);
+        if !inner.config.code_mode.enabled {
+            let upstream_names: BTreeSet<&str> = raw.iter().map(|(server, _, _)| server.as_str()).collect();
+            let own: Vec<Value> = engine.surface_json()["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| {
+                    let spec = engine.tools().iter().find(|t| d["name"] == t.name.as_str());
+                    !spec.is_some_and(|t| upstream_names.contains(t.owner.as_str()))
+                })
+                .cloned()
+                .collect();
+            *inner.passthrough.write().unwrap_or_else(|p| p.into_inner()) = passthrough(own, raw);
+        }
+        {
+            let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            engines.insert(0, engine);
+            inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            keep_generations(&mut engines);
+        }
+        *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
+        let peer = inner.projection.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(peer) = peer
+            && inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1
+        {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        Ok(())
+    }
+
+    /// The current engine.
+    pub fn engine(&self) -> Arc<Engine> {
+        self.inner.engines.read().unwrap_or_else(|p| p.into_inner())[0].clone()
+    }
+
+    pub(super) fn engine_for_run(&self, run_id: &str) -> Arc<Engine> {
+        let generation = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).get(run_id).copied();
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner());
+        match generation {
+            Some(id) => engines
+                .iter()
+                .find(|e| Arc::as_ptr(e) as usize == id)
+                .cloned()
+                .unwrap_or_else(|| engines[0].clone()),
+            None => engines[0].clone(),
+        }
+    }
+
+    /// Records which engine generation holds a waiting run (keeping that generation, even if a
+    /// rebuild while the run was executing let it go), drops generations that hold no runs any
+    /// more, and forgets runs no engine holds (finished, cancelled or expired), so the map stays
+    /// as small as the run stores.
+    pub(super) fn remember(&self, engine: &Arc<Engine>, result: &Value) {
+        let engines = {
+            let mut engines = self.inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            let waiting = result.get("status").and_then(Value::as_str) == Some("waiting");
+            if waiting && !engines.iter().any(|e| Arc::ptr_eq(e, engine)) {
+                engines.push(engine.clone());
+            }
+            keep_generations(&mut engines);
+            engines.clone()
+        };
+        let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
+            owners.insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
+        }
+        owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
+    }
+
+    /// Suspended runs across the engine generations still kept.
+    pub fn suspended_runs(&self) -> usize {
+        let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        engines.iter().map(|e| e.code_mode().run_count()).sum()
+    }
+
+    /// The gateway's state as the `codemode://status` resource shows it.
+    pub fn status(&self) -> Value {
+        let engine = self.engine();
+        let (running, exited) = self.inner.upstream.servers_by_state();
+        let failed: Vec<Value> =
+            self.inner.failed.iter().map(|(name, error)| json!({ "name": name, "error": error })).collect();
+        let warnings: Vec<Value> = self
+            .inner
+            .warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(name, warning)| json!({ "name": name, "warning": warning }))
+            .collect();
+        json!({
+            "catalogGeneration": self.inner.generation.load(std::sync::atomic::Ordering::Relaxed),
+            "catalogGenerationsKept": self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).len(),
+            "catalogTools": engine.tools().len(),
+            "suspendedRuns": self.suspended_runs(),
+            "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
+            "upstreams": {
+                "running": running,
+                "exited": exited,
+                "failed": failed,
+                "disabled": self.inner.config.disabled_servers,
+                "servers": self.server_states(),
+                "warnings": warnings,
+            },
+        })
+    }
+
+    /// Each configured upstream's transport, state (`running`, `restarting`, `exited` after
+    /// giving up, `failed` to start, `disabled`) and restart count, in config order.
+    fn server_states(&self) -> Vec<Value> {
+        let inner = &self.inner;
+        let (running, _) = inner.upstream.servers_by_state();
+        let restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for (name, _) in &inner.config.servers {
+            let r = restarts.get(name);
+            let state = if running.contains(name) {
+                "running"
+            } else if inner.failed.iter().any(|(n, _)| n == name) && r.is_none() {
+                "failed"
+            } else if r.is_some_and(|r| r.gave_up) {
+                "exited"
+            } else {
+                "restarting"
+            };
+            out.push(json!({ "name": name, "transport": "stdio", "state": state, "restarts": r.map_or(0, |r| r.total) }));
+        }
+        for name in &inner.config.disabled_servers {
+            out.push(json!({ "name": name, "transport": "stdio", "state": "disabled", "restarts": 0 }));
+        }
+        out
+    }
+
+    /// Stops every upstream server (stdin closed, then SIGTERM, then kill), all at once.
+    pub async fn shutdown(&self) {
+        for task in [&self.inner.supervisor, &self.inner.rebuilder] {
+            let task = task.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(task) = task {
+                task.abort();
+                let _ = task.await;
+            }
+        }
+        let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        for engine in engines {
+            engine.code_mode().shutdown();
+        }
+        let upstreams = std::mem::take(&mut *self.inner.upstreams.lock().await);
+        futures::future::join_all(upstreams.into_iter().map(Upstream::stop)).await;
+    }
+
+    pub(super) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let call_id = format!("mcp-{}", request_id_text(&context.id));
+        let scope = RunScope::new("mcp", "gateway").with_call_id(call_id.clone());
+        let abort = AbortSignal::new();
+        let cancel = context.ct.clone();
+        let watcher = {
+            let abort = abort.clone();
+            tokio::spawn(async move {
+                cancel.cancelled().await;
+                abort.abort();
+            })
+        };
+        let mut open = OpenCall::new(&self.inner.projection, &call_id, context.meta.get_progress_token());
+        let mut end =
+            RunEnd { projection: &self.inner.projection, exec_call_id: None, run_id: None, armed: false };
+        let result = match name {
+            "exec" => {
+                end.exec_call_id = Some(call_id.clone());
+                end.armed = true;
+                let engine = self.engine();
+                let result = engine.exec(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            "wait" => {
+                let run_id = arguments.get("runId").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let engine = self.engine_for_run(&run_id);
+                open.continues(&run_id);
+                end.run_id = Some(run_id.clone());
+                end.armed = true;
+                let result = engine.wait(&scope, &arguments, abort).await;
+                self.remember(&engine, &result);
+                Ok(code_mode_result(result))
+            }
+            other => self.call_direct(other, arguments).await,
+        };
+        watcher.abort();
+        end.armed &= !result.as_ref().is_ok_and(|done| {
+            done.structured_content.as_ref().and_then(|v| v.get("status")).and_then(Value::as_str)
+                == Some("waiting")
+        });
+        drop(end);
+        drop(open);
+        // Every notification of this call goes out before its answer.
+        self.inner.projection.flush().await;
+        result
+    }
+
+    /// A tool on the model surface other than exec/wait (direct-only, or everything when Code Mode
+    /// is disabled): call it without Code Mode.
+    pub(super) async fn call_direct(&self, name: &str, arguments: Value) -> Result<CallToolResult, McpError> {
+        let routed = self
+            .inner
+            .passthrough
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.upstream.clone());
+        if let Some((server, tool)) = routed {
+            let outcome = self.inner.upstream.call_tool(&server, &tool, arguments, None).await;
+            return Ok(direct_result(outcome));
+        }
+        let engine = self.engine();
+        let surface = engine.surface_json();
+        let visible = surface["tools"].as_array().is_some_and(|t| t.iter().any(|d| d["name"] == name));
+        let spec = engine.tools().iter().find(|t| t.name == name).cloned();
+        let (true, Some(spec)) = (visible, spec) else {
+            return Err(McpError::invalid_params(format!("unknown tool {name:?}"), None));
+        };
+        let id = engine.catalog_id(&spec);
+        let host = engine.fixture_host();
+        let outcome = match host.call_direct(&id, arguments.clone()).await {
+            Some(answer) => answer,
+            None => self.inner.upstream.call_tool(&spec.owner, &spec.name, arguments, None).await,
+        };
+        Ok(direct_result(outcome))
+    }
+}
+
+/// A direct tool call's outcome as an MCP tool result.
+fn direct_result(outcome: Result<codemode::ToolOutcome, codemode::ToolError>) -> CallToolResult {
+    {
+        match outcome {
+            Ok(outcome) => {
+                let content = outcome
+                    .content
+                    .unwrap_or_else(|| json!([{ "type": "text", "text": outcome.details.to_string() }]));
+                let mut result = json!({ "content": content });
+                if !outcome.details.is_null() {
+                    result["structuredContent"] = outcome.details;
+                }
+                serde_json::from_value(result)
+                    .unwrap_or_else(|_| text_result("unrepresentable tool result", true))
+            }
+            Err(e) => text_result(&e.message, true),
+        }
+    }
+}
+
+/// A tool of the pass-through surface: its definition and, for an upstream's, where it goes.
+pub(super) struct PassThrough {
+    pub(super) name: String,
+    pub(super) definition: Value,
+    /// (server, the tool's own name) for upstream tools; None for the gateway's own.
+    pub(super) upstream: Option<(String, String)>,
+}
+
+/// The pass-through surface: the gateway's own tools, then each upstream's definitions as listed
+/// (config order). A name that occurs once is kept; every upstream tool whose name occurs more
+/// than once becomes `<server>_<name>` (then `_2`, `_3`, ... if that is taken too), and its
+/// definition is otherwise unchanged.
+pub(super) fn passthrough(own: Vec<Value>, upstream: Vec<(String, String, Value)>) -> Vec<PassThrough> {
+    let mut count: HashMap<String, usize> = HashMap::new();
+    for name in
+        own.iter().filter_map(|d| d["name"].as_str()).chain(upstream.iter().map(|(_, n, _)| n.as_str()))
+    {
+        *count.entry(name.to_owned()).or_default() += 1;
+    }
+    let mut out: Vec<PassThrough> = own
+        .into_iter()
+        .map(|definition| PassThrough {
+            name: definition["name"].as_str().unwrap_or_default().to_owned(),
+            definition,
+            upstream: None,
+        })
+        .collect();
+    let mut taken: std::collections::HashSet<String> = count.keys().cloned().collect();
+    for (server, tool, mut definition) in upstream {
+        let name = if count.get(&tool).copied().unwrap_or(0) > 1 {
+            let base = format!("{server}_{tool}");
+            let mut name = base.clone();
+            let mut n = 1;
+            while !taken.insert(name.clone()) {
+                n += 1;
+                name = format!("{base}_{n}");
+            }
+            definition["name"] = Value::String(name.clone());
+            name
+        } else {
+            tool.clone()
+        };
+        out.push(PassThrough { name, definition, upstream: Some((server, tool)) });
+    }
+    out
+}
+
+pub(super) fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+pub(super) fn text_result(text: &str, is_error: bool) -> CallToolResult {
+    serde_json::from_value(json!({ "content": [{ "type": "text", "text": text }], "isError": is_error }))
+        .unwrap_or_else(|_| CallToolResult::success(Vec::new()))
+}
+
+/// exec/wait results: the result JSON as text and as structured content; `failed` sets `isError`.
+pub(super) fn code_mode_result(result: Value) -> CallToolResult {
+    let failed = result.get("status").and_then(Value::as_str) == Some("failed");
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    serde_json::from_value(json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": result,
+        "isError": failed,
+    }))
+    .unwrap_or_else(|_| text_result(&text, failed))
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let instructions = if self.inner.config.code_mode.enabled {
+            "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
+             continue `waiting` runs with `wait`."
+        } else {
+            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."
+        };
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("codemode", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let name = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(str::to_owned));
+        let rank = level_rank(name.as_deref().unwrap_or("debug"));
+        self.inner.projection.min_level.store(rank, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.inner.projection.attach(&context.peer);
+        if !self.inner.config.code_mode.enabled {
+            let tools: Vec<Tool> = self
+                .inner
+                .passthrough
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter_map(|t| serde_json::from_value(t.definition.clone()).ok())
+                .collect();
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
+        let surface = self.engine().surface_json();
+        let tools: Vec<Tool> = surface["tools"]
+            .as_array()
+            .map(|defs| defs.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect())
+            .unwrap_or_default();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        serde_json::from_value(json!({ "resources": [{
+            "uri": STATUS_URI,
+            "name": "status",
+            "title": "Code Mode gateway status",
+            "description": "Catalog generation and size, suspended runs, upstream calls in flight, upstream servers running or exited.",
+            "mimeType": "application/json",
+        }] }))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != STATUS_URI {
+            return Err(McpError::resource_not_found(
+                format!("unknown resource {:?}; the gateway has one: {STATUS_URI}", request.uri),
+                None,
+            ));
+        }
+        let text = self.status().to_string();
+        serde_json::from_value::<ReadResourceResult>(json!({
+            "contents": [{ "uri": STATUS_URI, "mimeType": "application/json", "text": text }]
+        }))
+        .map(ReadResourceResponse::from)
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.inner.projection.attach(&context.peer);
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
+        self.call(&request.name, arguments, &context).await.map(CallToolResponse::from)
+    }
+}
+
+/// Keeps the current generation and every older one that still holds a suspended run (at most
+/// [`MAX_GENERATIONS`]).
+pub(super) fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
+    let mut first = true;
+    engines.retain(|engine| std::mem::take(&mut first) || engine.code_mode().run_count() > 0);
+    if engines.len() > MAX_GENERATIONS {
+        tracing::warn!(
+            kept = MAX_GENERATIONS,
+            "more catalog generations hold suspended runs than are kept; runs of the oldest expire"
+        );
+        engines.truncate(MAX_GENERATIONS);
+    }
+}
+
+/// How often the supervisor looks for exited upstreams.
+const SUPERVISE_EVERY: Duration = Duration::from_millis(250);
+
+/// Restart bookkeeping of one upstream.
+pub(super) struct Restarts {
+    /// Restarts since it last stayed up for [`RESTART_RESET_AFTER`].
+    count: u32,
+    /// Restarts in all.
+    total: u32,
+    next_try: Instant,
+    up_since: Instant,
+    gave_up: bool,
+}
+
+impl Restarts {
+    fn new(now: Instant) -> Restarts {
+        Restarts { count: 0, total: 0, next_try: now, up_since: now, gave_up: false }
+    }
+}

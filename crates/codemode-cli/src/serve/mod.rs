@@ -1,0 +1,75 @@
+//! `codemode serve`: an MCP server on stdio that puts Code Mode in front of upstream MCP servers
+//! (docs/serve.md). Upstream servers are child processes; their tools, resources and prompts become
+//! the hidden catalog; the client sees `exec`, `wait` and direct-only tools.
+
+mod child;
+mod config;
+mod gateway;
+mod projection;
+mod upstream;
+pub mod wire;
+
+use std::path::Path;
+
+use rmcp::ServiceExt;
+
+pub use config::*;
+pub use gateway::Gateway;
+pub use upstream::{ProgressRoute, UpstreamHost};
+
+/// The gateway's one resource: its state as JSON ([`Gateway::status`]).
+pub const STATUS_URI: &str = "codemode://status";
+
+/// `codemode serve --config F`: serve until stdin closes or a signal arrives, at any moment
+/// (also while upstreams start); exits cleanly, stopping every upstream it started.
+pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+    let mut config = GatewayConfig::load(config_path)?;
+    config.module_cache = module_cache;
+    let (transport, mut stdin_closed) = wire::ServerWire::new(tokio::io::stdin(), tokio::io::stdout());
+    let signal = async {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => "interrupted",
+            _ = terminated() => "terminated",
+        }
+    };
+    tokio::pin!(signal);
+    let gateway = tokio::select! {
+        gateway = Gateway::start(config) => gateway?,
+        why = &mut signal => {
+            tracing::info!("{why} while upstream servers started; they are stopped");
+            return Ok(());
+        }
+        _ = stdin_closed.wait_for(|closed| *closed) => {
+            tracing::info!("stdin closed while upstream servers started; they are stopped");
+            return Ok(());
+        }
+    };
+    tracing::info!(tools = gateway.engine().tools().len(), "codemode serve: catalog ready");
+    tokio::select! {
+        service = gateway.clone().serve(transport) => match service {
+            Ok(service) => tokio::select! {
+                result = service.waiting() => {
+                    if let Err(e) = result {
+                        tracing::warn!("the MCP session ended with an error: {e}");
+                    }
+                }
+                why = &mut signal => tracing::info!("{why}"),
+            },
+            Err(e) => tracing::info!("the client left before the MCP session started: {e}"),
+        },
+        why = &mut signal => tracing::info!("{why}"),
+    }
+    gateway.shutdown().await;
+    tracing::info!("codemode serve: upstream servers stopped");
+    Ok(())
+}
+
+/// Resolves on SIGTERM (what MCP clients and process managers send to stop a server).
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut signal) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        signal.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await
+}
