@@ -186,6 +186,18 @@ impl Report {
         }
     }
 
+    /// One line: n, top-1, top-3, MRR.
+    pub fn summary(&self) -> String {
+        let n = self.all.n.max(1) as f64;
+        format!(
+            "n {}, top-1 {:.1}%, top-3 {:.1}%, MRR {:.3}",
+            self.all.n,
+            100.0 * self.all.top1 as f64 / n,
+            100.0 * self.all.top3 as f64 / n,
+            self.all.rr / n
+        )
+    }
+
     /// Markdown table rows: all, per kind, per catalog.
     pub fn table(&self, title: &str) -> String {
         let mut out =
