@@ -294,7 +294,7 @@ fn lexicon() -> &'static Lexicon {
                 }
             }
         }
-        phrases.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
         lexicon

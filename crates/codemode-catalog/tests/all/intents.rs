@@ -33,7 +33,7 @@ impl Intent {
             h ^= u64::from(b);
             h = h.wrapping_mul(0x0100_0000_01b3);
         }
-        h % 4 == 0
+        h.is_multiple_of(4)
     }
 }
 
@@ -246,6 +246,9 @@ fn overlap_words(text: &str) -> HashSet<String> {
         .collect()
 }
 
+/// Per tool: its `catalog:tool` key and its words.
+type OverlapIndex = Vec<(String, HashSet<String>)>;
+
 /// The word-overlap baseline over `tools`: top `n` keys.
 fn overlap_rank(tools: &[(String, HashSet<String>)], query: &str, n: usize) -> Vec<String> {
     let q = overlap_words(query);
@@ -279,7 +282,7 @@ pub fn evaluate(
 ) -> Report {
     let keys = tool_keys();
     let mut report = Report::default();
-    let mut catalogs: HashMap<String, (Catalog, Vec<(String, HashSet<String>)>)> = HashMap::new();
+    let mut catalogs: HashMap<String, (Catalog, OverlapIndex)> = HashMap::new();
     let all_tools: Vec<ToolSpec> =
         catalog_names().iter().flat_map(|c| load(c, ToolOrigin::BundledPlugin, c)).collect();
     let all = (Catalog::build(all_tools.clone(), &CatalogOptions::default()), overlap_index(&all_tools));
