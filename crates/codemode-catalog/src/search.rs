@@ -20,7 +20,7 @@
 //!   field its own `b`), weighted, summed, saturated once (`k1 = 1.2`, BM25F) and multiplied by the
 //!   term's `idf` over the indexed entries.
 //! - **Expansion.** Each query word also matches, at a discount: its [vocabulary](vocabulary)
-//!   synonyms, 0.6; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
+//!   synonyms, 0.9; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
 //!   the term formed with the next query word when the index knows it (`key vault` ->
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
 //!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
@@ -74,7 +74,7 @@ const K1: f64 = 1.2;
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 
-const SYNONYM_WEIGHT: f64 = 0.6;
+const SYNONYM_WEIGHT: f64 = 0.9;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;

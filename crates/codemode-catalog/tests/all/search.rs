@@ -285,7 +285,7 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Not met yet: this test
-/// holds the level reached (84.6% / 76.5% on the whole set) so it cannot silently regress, and the
+/// holds the level reached (84.8% / 77.8% on the whole set) so it cannot silently regress, and the
 /// engine must beat the word-overlap baseline (57.7% / 46.5%).
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
@@ -301,7 +301,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         one.all.top3_rate(),
         show(&one)
     );
-    assert!(all.all.top3_rate() >= 0.76, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(all.all.top3_rate() >= 0.77, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
     assert!(
         all.all.top3 > baseline.all.top3,
         "engine {} vs word overlap {}",
