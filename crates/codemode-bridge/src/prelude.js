@@ -740,7 +740,25 @@
         throw plainError("unknown file; API.list() shows the available files");
       }),
     );
+    // The gateway's search over the run's MCP tools (ranked by the host; see `apiSearch`).
+    lock(api, "search", function search(query, options) {
+      return request("apiSearch", function () {
+        return searchMembers(query, options, "API.search");
+      });
+    });
     return objectFreeze(api);
+  }
+
+  // `query` and `options.limit` of tools.search / API.search as request members.
+  function searchMembers(query, options, what) {
+    let m = field("query", requireString(query, what + ": query"));
+    if (options !== undefined && options !== null) {
+      if (typeof options !== "object") throw typeError(what + ": options must be an object like { limit: 5 }");
+      const limit = readProperty(options, "limit", { __proto__: null, what: what });
+      const text = encodeArgument(limit, what + ": options.limit");
+      if (text !== undefined) m += field("limit", text);
+    }
+    return m;
   }
 
   // ---- per-run API ----
@@ -748,14 +766,7 @@
     const tools = {};
     lock(tools, "search", function search(query, options) {
       return request("search", function () {
-        let m = field("query", requireString(query, "tools.search: query"));
-        if (options !== undefined && options !== null) {
-          if (typeof options !== "object") throw typeError("tools.search: options must be an object like { limit: 5 }");
-          const limit = readProperty(options, "limit", { __proto__: null, what: "tools.search" });
-          const text = encodeArgument(limit, "tools.search: options.limit");
-          if (text !== undefined) m += field("limit", text);
-        }
-        return m;
+        return searchMembers(query, options, "tools.search");
       });
     });
     lock(tools, "describe", function describe(id) {

@@ -6,6 +6,7 @@
 //! | op | members | guest API |
 //! | --- | --- | --- |
 //! | `search` | `query: string`, `limit?: integer >= 1` | `tools.search(query, { limit })` |
+//! | `apiSearch` | `query: string`, `limit?: integer >= 1` | `API.search(query, { limit })` (MCP tools) |
 //! | `describe` | `id: string` | `tools.describe(id)` |
 //! | `call` | `id: string`, `input?: any` | `tools.call(id, input)` -> `{ tool, result }` |
 //! | `callValue` | `id: string`, `input?: any` | `tools.callValue(id, input)`, `tools.<safeName>(input)` |
@@ -51,6 +52,15 @@ pub enum HostRequest {
         query: String,
         /// The requested limit; the runtime clamps it to `maxSearchLimit` and defaults it to
         /// `searchDefaultLimit`.
+        limit: Option<u64>,
+    },
+    /// `API.search(query, { limit })`: the gateway's search over the run's MCP tools (never the
+    /// catalog's guest entries). Resolve with `{ server, tool, call, id, description, input,
+    /// output?, score, match }[]`.
+    ApiSearch {
+        /// The query text.
+        query: String,
+        /// The requested limit, clamped and defaulted like [`HostRequest::Search`]'s.
         limit: Option<u64>,
     },
     /// `tools.describe(id)`. Resolve with `ToolCatalogEntryWithSchema`.
@@ -127,6 +137,7 @@ impl HostRequest {
     pub fn op(&self) -> &'static str {
         match self {
             HostRequest::Search { .. } => "search",
+            HostRequest::ApiSearch { .. } => "apiSearch",
             HostRequest::Describe { .. } => "describe",
             HostRequest::Call { .. } => "call",
             HostRequest::CallValue { .. } => "callValue",
@@ -148,7 +159,7 @@ impl HostRequest {
             m.insert(k.into(), v);
         };
         match self {
-            HostRequest::Search { query, limit } => {
+            HostRequest::Search { query, limit } | HostRequest::ApiSearch { query, limit } => {
                 put("query", query.as_str().into());
                 if let Some(limit) = limit {
                     put("limit", (*limit).into());
@@ -266,17 +277,22 @@ pub fn decode_request_with(payload: &[u8], limits: &DecodeLimits) -> Result<Host
     };
     let mut r = Fields { op: &op, m };
     let request = match op.as_str() {
-        "search" => {
-            let query = r.string("query", "tools.search: `query` must be a string")?;
+        "search" | "apiSearch" => {
+            let what = if op == "search" { "tools.search" } else { "API.search" };
+            let query = r.string("query", &format!("{what}: `query` must be a string"))?;
             let limit = match r.take("limit") {
                 None | Some(Value::Null) => None,
                 Some(Value::Number(n)) => match n.as_u64() {
                     Some(l) if l >= 1 => Some(l),
-                    _ => return Err(invalid(LIMIT_MESSAGE)),
+                    _ => return Err(invalid(limit_message(what))),
                 },
-                Some(_) => return Err(invalid(LIMIT_MESSAGE)),
+                Some(_) => return Err(invalid(limit_message(what))),
             };
-            HostRequest::Search { query, limit }
+            if op == "search" {
+                HostRequest::Search { query, limit }
+            } else {
+                HostRequest::ApiSearch { query, limit }
+            }
         }
         "describe" => HostRequest::Describe { id: r.string("id", "tools.describe: `id` must be a string")? },
         "call" => HostRequest::Call {
@@ -342,7 +358,9 @@ pub fn decode_request_with(payload: &[u8], limits: &DecodeLimits) -> Result<Host
     Ok(request)
 }
 
-const LIMIT_MESSAGE: &str = "tools.search: `options.limit` must be a positive integer";
+fn limit_message(what: &str) -> String {
+    format!("{what}: `options.limit` must be a positive integer")
+}
 
 struct Fields<'a> {
     op: &'a str,
@@ -480,6 +498,8 @@ mod tests {
         let requests = vec![
             HostRequest::Search { query: "list shipments".into(), limit: Some(3) },
             HostRequest::Search { query: String::new(), limit: None },
+            HostRequest::ApiSearch { query: "open a pull request".into(), limit: Some(5) },
+            HostRequest::ApiSearch { query: String::new(), limit: None },
             HostRequest::Describe { id: "openclaw:core:read".into() },
             HostRequest::Call { id: "a:b:c".into(), input: Some(json!({ "x": [1, null] })) },
             HostRequest::CallValue { id: "a:b:c".into(), input: None },
@@ -517,6 +537,11 @@ mod tests {
             (r#"{"v":1,"op":"search","query":"x","limit":0}"#, "positive integer"),
             (r#"{"v":1,"op":"search","query":"x","limit":2.5}"#, "positive integer"),
             (r#"{"v":1,"op":"search","query":"x","limit":"3"}"#, "positive integer"),
+            (r#"{"v":1,"op":"apiSearch"}"#, "API.search: `query` must be a string"),
+            (
+                r#"{"v":1,"op":"apiSearch","query":"x","limit":0}"#,
+                "API.search: `options.limit` must be a positive integer",
+            ),
             (r#"{"v":1,"op":"describe","id":"x","extra":1}"#, "unexpected member \"extra\""),
             (r#"{"v":1,"op":"mcp","server":"s","tool":"t","input":[1]}"#, "MCP.s.t: input must be an object"),
             (r#"{"v":1,"op":"namespace","namespace":"n","path":"p","args":{}}"#, "`args` must be an array"),

@@ -1,12 +1,17 @@
 //! Search quality and speed over the 677-tool public catalog (loaded as plugin tools).
 //!
 //! Run with `cargo bench -p codemode-catalog --bench search_quality` (set `SEARCH_BENCH_VERBOSE=1`
-//! to print the top 3 of every labelled query). Prints the labelled set's top-1/top-3 hit rates and
-//! misses, then min/median timings of `Catalog::build`, of the first search (which builds the
-//! index), of one `search` call per labelled query, and of the quick index.
+//! to print the top 3 of every labelled query). Prints the intent set's tables
+//! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
+//! and all 16, beside the word-overlap baseline, for the tuning and the held-out split), the older
+//! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
+//! first search (which builds the index), of one `search` call per intent, and of the quick index.
 
 #[path = "../tests/all/support.rs"]
 mod support;
+
+#[path = "../tests/all/intents.rs"]
+mod intents;
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +25,28 @@ fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
 fn main() {
     let tools = support::public_plugin_tools();
     let catalog = Catalog::build(tools.clone(), &CatalogOptions::default());
+    let all_intents = intents::intents();
+    for (split, keep) in [
+        ("all intents", (|_: &intents::Intent| true) as fn(&intents::Intent) -> bool),
+        ("tuning split", |i: &intents::Intent| !i.holdout()),
+        ("held-out split", |i: &intents::Intent| i.holdout()),
+    ] {
+        for (setting_name, setting) in
+            [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
+        {
+            for (ranker_name, ranker) in
+                [("engine", intents::Ranker::Engine), ("word overlap", intents::Ranker::Overlap)]
+            {
+                let report = intents::evaluate(&all_intents, setting, ranker, keep);
+                let title = format!("### {split}, {setting_name}, {ranker_name}");
+                if split == "all intents" {
+                    println!("{}", report.table(&title));
+                } else {
+                    println!("{title}: {}", report.summary());
+                }
+            }
+        }
+    }
     let (total, top1, top3, misses) = support::hit_rates(&catalog);
     println!("catalog: {} guest entries", catalog.guest_entries().count());
     println!(
@@ -67,12 +94,11 @@ fn main() {
         }
         hints.push(start.elapsed());
     }
-    let queries = support::labelled_queries();
     let mut search = Vec::new();
-    for _ in 0..20 {
-        for q in &queries {
+    for _ in 0..5 {
+        for q in &all_intents {
             let start = Instant::now();
-            let results = catalog.search(&q.query, 8);
+            let results = catalog.search_hits(&q.query, 8);
             search.push(start.elapsed());
             std::hint::black_box(results);
         }
@@ -89,7 +115,7 @@ fn main() {
         ("Catalog::build", build),
         ("  of which: input/output hints (core)", hints),
         ("first search (builds the index)", first_search),
-        ("search (limit 8), per query", search),
+        ("search (limit 8), per intent", search),
         ("quick_index", index),
     ] {
         let (min, median) = stats(samples);

@@ -8,12 +8,13 @@ use codemode_core::{
     CodeModeConfig, DEFAULT_HOST_SOURCE, SourceCounts, ToolCatalogEntry, ToolCatalogEntryWithSchema,
     ToolOrigin, ToolSource, ToolSpec, is_valid_host_source,
 };
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::CatalogError;
 use crate::names::{RefusedName, assign_safe_names};
 use crate::quick_index::{QuickIndexOptions, render_quick_index};
-use crate::search::{DocText, SearchIndex, edit_distance};
+use crate::search::{DocText, Ranked, SearchIndex, edit_distance};
 
 /// Names of the Code Mode and Tool Search control tools.
 ///
@@ -125,6 +126,29 @@ pub struct Catalog {
     diagnostics: Vec<CatalogDiagnostic>,
     /// Built on the first search (runs that never search do not pay for it).
     search: OnceLock<SearchIndex>,
+    /// The MCP entries' index (`API.search`), built on its first search.
+    mcp_search: OnceLock<SearchIndex>,
+    /// Indices of MCP entries, in catalog order.
+    mcp: Vec<usize>,
+}
+
+/// One search result: the entry, how well it matched, and where.
+///
+/// Serializes as the entry's own fields (`ToolCatalogEntry`) plus `score` and `match`, so a
+/// `tools.search` result is still a `ToolCatalogEntry[]` with two additive fields.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchHit<'a> {
+    /// The entry.
+    #[serde(flatten)]
+    pub entry: &'a ToolCatalogEntry,
+    /// Relevance in `[0, 1]`: `0` for an entry that matched no query word (a nearest-name fill),
+    /// `1` for an exact name or id match. See [`crate::search`].
+    pub score: f64,
+    /// Which fields matched which query words, e.g. `name: create, issue~; description: bug`
+    /// (`~`: a synonym, prefix or typo match), or `nearest`; at most
+    /// [`MAX_MATCH_CHARS`](crate::search::MAX_MATCH_CHARS) characters.
+    #[serde(rename = "match")]
+    pub matched: String,
 }
 
 fn origin_rank(origin: ToolOrigin) -> u8 {
@@ -199,6 +223,7 @@ impl Catalog {
 
         let guest: Vec<usize> =
             (0..entries.len()).filter(|&i| entries[i].source != ToolSource::Mcp).collect();
+        let mcp: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].source == ToolSource::Mcp).collect();
         let safe =
             assign_safe_names(guest.iter().map(|&i| (entries[i].id.as_str(), entries[i].name.as_str())));
         for (name, ids) in safe.ambiguous {
@@ -220,6 +245,8 @@ impl Catalog {
             direct_only,
             diagnostics,
             search: OnceLock::new(),
+            mcp_search: OnceLock::new(),
+            mcp,
         }
     }
 
@@ -299,32 +326,49 @@ impl Catalog {
     /// `tools.search(query, { limit })` with an already-resolved limit: guest-visible entries,
     /// best first, ties in catalog order. See [`crate::search`] for the ranking model.
     pub fn search(&self, query: &str, limit: usize) -> Vec<&ToolCatalogEntry> {
-        self.search_index()
-            .search(query, limit)
+        self.search_hits(query, limit).into_iter().map(|hit| hit.entry).collect()
+    }
+
+    /// [`Catalog::search`] with each hit's `score` and `match`: what the guest receives. Never
+    /// empty for a non-empty query and catalog: `min(limit, guest entries)` hits.
+    pub fn search_hits(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
+        let index = self.search.get_or_init(|| self.build_index(&self.guest));
+        self.hits(index.search(query, limit), &self.guest)
+    }
+
+    /// The gateway's `API.search(query, { limit })`: the **MCP** entries, ranked with the same
+    /// engine. A separate entry point: MCP entries never appear in [`Catalog::search`] or
+    /// `ALL_TOOLS`.
+    pub fn search_mcp(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
+        let index = self.mcp_search.get_or_init(|| self.build_index(&self.mcp));
+        self.hits(index.search(query, limit), &self.mcp)
+    }
+
+    fn hits(&self, ranked: Vec<Ranked>, set: &[usize]) -> Vec<SearchHit<'_>> {
+        ranked
             .into_iter()
-            .map(|doc| &self.entries[self.guest[doc]])
+            .map(|r| SearchHit { entry: &self.entries[set[r.doc]], score: r.score, matched: r.matched })
             .collect()
     }
 
-    fn search_index(&self) -> &SearchIndex {
-        self.search.get_or_init(|| {
-            let docs: Vec<DocText<'_>> = self
-                .guest
-                .iter()
-                .map(|&i| {
-                    let (entry, spec) = (&self.entries[i], &self.specs[i]);
-                    DocText {
-                        name: &entry.name,
-                        label: entry.label.as_deref(),
-                        owner: entry.source_name.as_deref(),
-                        description: &entry.description,
-                        params: parameter_names(&spec.parameters),
-                        id: &entry.id,
-                    }
-                })
-                .collect();
-            SearchIndex::build(&docs)
-        })
+    fn build_index(&self, set: &[usize]) -> SearchIndex {
+        let docs: Vec<DocText<'_>> = set
+            .iter()
+            .map(|&i| {
+                let (entry, spec) = (&self.entries[i], &self.specs[i]);
+                let (params, param_descriptions) = parameter_texts(&spec.parameters);
+                DocText {
+                    name: &entry.name,
+                    label: entry.label.as_deref(),
+                    owner: entry.source_name.as_deref(),
+                    description: &entry.description,
+                    params,
+                    param_descriptions,
+                    id: &entry.id,
+                }
+            })
+            .collect();
+        SearchIndex::build(&docs)
     }
 
     /// `tools.search` with the guest's raw `limit` (absent -> `searchDefaultLimit`, clamped to
@@ -334,8 +378,8 @@ impl Catalog {
         query: &str,
         requested_limit: Option<f64>,
         config: &CodeModeConfig,
-    ) -> Vec<&ToolCatalogEntry> {
-        self.search(query, config.search_limit(requested_limit))
+    ) -> Vec<SearchHit<'_>> {
+        self.search_hits(query, config.search_limit(requested_limit))
     }
 
     /// Installed convenience names: `(safe name, id)`, sorted by safe name. See [`crate::names`].
@@ -408,7 +452,12 @@ impl Catalog {
             .collect();
         if out.is_empty() {
             // Nothing close by spelling: fall back to the search ranking.
-            out = self.search(&wanted, n).into_iter().map(|e| e.id.clone()).collect();
+            out = self
+                .search_hits(&wanted, n)
+                .into_iter()
+                .filter(|hit| hit.score > 0.0)
+                .map(|hit| hit.entry.id.clone())
+                .collect();
         }
         out
     }
@@ -435,13 +484,23 @@ fn entry_for(spec: &ToolSpec, id: String, options: &CatalogOptions) -> ToolCatal
     }
 }
 
-/// Top-level property names of an input schema (for search).
-fn parameter_names(schema: &Value) -> Vec<&str> {
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|props| props.keys().map(String::as_str).take(64).collect())
-        .unwrap_or_default()
+/// Top-level property names of an input schema, and their descriptions and enumerated string
+/// values (for search).
+fn parameter_texts(schema: &Value) -> (Vec<&str>, Vec<&str>) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return (Vec::new(), Vec::new());
+    };
+    let names = props.keys().map(String::as_str).take(64).collect();
+    let mut descriptions = Vec::new();
+    for p in props.values().take(64) {
+        descriptions.extend(p.get("description").and_then(Value::as_str));
+        // Enumerated values say what a tool can do (`event: "APPROVE" | "COMMENT"`).
+        let values = p.get("enum").or_else(|| p.get("items").and_then(|i| i.get("enum")));
+        descriptions.extend(
+            values.and_then(Value::as_array).into_iter().flatten().take(20).filter_map(Value::as_str),
+        );
+    }
+    (names, descriptions)
 }
 
 /// At most 200 characters of a guest-supplied id, for error messages.

@@ -12,7 +12,9 @@
 //!   [`Catalog::describe`], [`Catalog::guest_entry`] for calls) omit MCP entries; those stay in the
 //!   catalog for exact-id dispatch from the `MCP` namespace ([`Catalog::by_mcp`], [`Catalog::get`]).
 //! - [`names`]: safe convenience names (`tools.web_search(...)`), only when unambiguous.
-//! - [`search`]: a small BM25F ranker with typo, plural and synonym tolerance; deterministic.
+//! - [`search`]: a BM25F ranker with stemming, a synonym / verb-class vocabulary kept as data, typo
+//!   tolerance and an action-verb prior; deterministic, never empty. [`Catalog::search_mcp`] runs it
+//!   over the MCP entries for the gateway's `API.search`.
 //! - [`quick_index`]: the bounded (8,000 characters) id + hint list for the `exec` description.
 //! - [`namespace`]: the internal namespace registry and per-run visibility.
 //!
@@ -59,7 +61,7 @@ pub mod quick_index;
 pub mod search;
 
 pub use catalog::{
-    CONTROL_TOOL_NAMES, Catalog, CatalogDiagnostic, CatalogOptions, UNKNOWN_INPUT, is_control_tool,
+    CONTROL_TOOL_NAMES, Catalog, CatalogDiagnostic, CatalogOptions, SearchHit, UNKNOWN_INPUT, is_control_tool,
 };
 pub use error::{CatalogError, NamespaceError};
 pub use names::{RefusedName, safe_tool_name};

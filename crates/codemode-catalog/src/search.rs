@@ -1,95 +1,314 @@
-//! Ranked, deterministic search over the guest-visible catalog entries.
+//! Ranked, deterministic search over catalog entries: what `tools.search` (guest-visible entries)
+//! and the gateway's `API.search` (MCP entries) run.
 //!
 //! # Model
 //!
-//! A small BM25-style ranker over weighted fields, with query expansion, and a character-trigram
-//! fallback:
+//! A lexical BM25F ranker with query expansion, an action-verb prior and a nearest-name fallback.
+//! It runs offline with no model files.
 //!
 //! - **Tokens.** Text is split on every character that is not an ASCII letter or digit (so
 //!   snake_case, kebab-case and dotted names split), and at camelCase boundaries (`createIssue`,
 //!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, a few English stop words are dropped,
-//!   and a light suffix stemmer folds plurals and verb forms (`issues` -> `issu`, `creating` /
-//!   `created` / `create` -> `creat`).
-//! - **Fields** of an entry, with weights: tool name 4.0, label 2.5, owner (`sourceName`) 1.5,
-//!   description 1.0 (first 2,000 characters), top-level parameter names 0.75. Each field's term
-//!   frequency is length-normalized with its own `b` and saturated (`k1 = 1.2`); the weighted field
-//!   scores are summed and multiplied by the term's `idf` (computed over the guest-visible entries).
-//! - **Expansion.** Each query term also matches, at a discount: a few generic synonyms (`open`,
-//!   `new`, `make` ~ `create`; `remove` ~ `delete`; `find` ~ `search`; `ticket` ~ `issue`; ...), 0.6;
-//!   vocabulary terms it is a prefix of or that are a prefix of it (both at least 4 characters), 0.5;
-//!   and, when the term is not in the vocabulary at all, the terms of indexed words within edit
-//!   distance (with adjacent transpositions) 1 of the query word (words of 4-7 characters) or 2 (8
-//!   and more), 0.7 / 0.45. An expansion's `idf` is capped at the query term's own `idf` when the
-//!   term is indexed (a synonym never outweighs the word it stands for). Per entry a query term
-//!   counts once, with its best expansion.
-//! - **Coordination.** The sum is scaled by `0.35 + 0.65 * matched / terms` so that entries matching
-//!   more of the query win; an entry whose tool name (or id) equals the whole query goes first.
-//! - **Fallback.** When no entry scores, entries are ranked by character-trigram similarity between
-//!   the query and the tool name (at least two shared trigrams); no similar name means no result.
-//! - **Lazy.** The index is built on the first search of a [`Catalog`](crate::Catalog).
+//!   and words are stemmed with the Snowball (Porter2) English stemmer (`issues` -> `issu`,
+//!   `creating` / `created` / `create` -> `creat`). Multi-word forms of one concept in the
+//!   [vocabulary](vocabulary) (`pull request` / `PR` / `merge request`) are indexed as one term,
+//!   on both the entry and the query side.
+//! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
+//!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
+//!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
+//!   characters each). Per term, field frequencies are length-normalized (each
+//!   field its own `b`), weighted, summed, saturated once (`k1 = 1.2`, BM25F) and multiplied by the
+//!   term's `idf` over the indexed entries.
+//! - **Expansion.** Each query word also matches, at a discount: its [vocabulary](vocabulary)
+//!   synonyms, 0.9; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
+//!   the term formed with the next query word when the index knows it (`key vault` ->
+//!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
+//!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
+//!   indexed words within edit distance (adjacent transpositions count 1) 1 (4-7 characters) or 2
+//!   (8 and more), 0.7 / 0.45. An expansion's `idf` is capped at the word's own `idf` when the word
+//!   is indexed, and per entry a query word counts once, with its best expansion.
+//! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
+//!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
+//!   first.
+//! - **Action verbs.** The query's leading verb (or a question word, which reads) and the first
+//!   verb of the tool's name are classified read / write / delete. The same class scores x1.15; a
+//!   read question against a write or delete tool x0.6 (and the other mismatches x0.7-0.8); a query
+//!   with no leading verb is a lookup and weighs write and delete tools x0.92.
+//! - **Never empty.** When fewer entries match than asked for, the rest are filled with the
+//!   nearest entries by character-trigram similarity of the query to name and label, then catalog
+//!   order; they carry `score: 0` and `match: "nearest"`. A non-empty index therefore always
+//!   returns `min(limit, entries)` hits.
+//! - **Hits** carry a `score` in `[0, 1]` (`s / (s + q)`: `s` the entry's score, `q` the query's
+//!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and the query words matched in
+//!   each (`~` marks a synonym, verb-class, prefix or typo match): `name: create, issue~`.
+//! - **Lazy.** An index is built on the first search of a [`Catalog`](crate::Catalog).
 //! - **Determinism.** Ties are broken by catalog order. A query with no usable token lists entries in
-//!   catalog order. Queries are cut to 512 characters and 32 terms.
+//!   catalog order. Queries are cut to 512 characters and 32 words.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 /// Longest query text considered, in characters.
 pub const MAX_QUERY_CHARS: usize = 512;
-/// Most query terms considered.
+/// Most query words considered.
 pub const MAX_QUERY_TERMS: usize = 32;
+/// Longest [`SearchHit`](crate::SearchHit) `match` text, in characters.
+pub const MAX_MATCH_CHARS: usize = 120;
 /// Description characters indexed per entry.
 const MAX_DESCRIPTION_CHARS: usize = 2_000;
+/// Characters indexed per parameter description.
+const MAX_PARAM_DESCRIPTION_CHARS: usize = 300;
+/// Parameters indexed per entry.
+const MAX_PARAMS: usize = 64;
 
-/// Fields, in this order: tool name, label, owner, description, parameter names.
-const FIELDS: usize = 5;
-
-const WEIGHTS: [f64; FIELDS] = [4.0, 2.5, 1.5, 1.0, 0.75];
-const B: [f64; FIELDS] = [0.5, 0.5, 0.3, 0.75, 0.5];
+/// Fields, in this order: name, label, owner, summary (the description's first sentence), the rest
+/// of the description, parameter names, parameter descriptions.
+const FIELDS: usize = 7;
+const FIELD_NAMES: [&str; FIELDS] =
+    ["name", "label", "owner", "summary", "description", "params", "param docs"];
+const WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 1.0, 3.0, 0.3, 0.6, 0.2];
+const B: [f64; FIELDS] = [0.3, 0.3, 0.2, 0.5, 0.75, 0.4, 0.6];
 const K1: f64 = 1.2;
+/// The share of an entry's score that does not depend on how much of the query it covers.
+const COVERAGE_FLOOR: f64 = 0.3;
 
-const SYNONYM_WEIGHT: f64 = 0.6;
+const SYNONYM_WEIGHT: f64 = 0.9;
+const VERB_WEIGHT: f64 = 0.3;
+const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;
 const FUZZY1_WEIGHT: f64 = 0.7;
 const FUZZY2_WEIGHT: f64 = 0.45;
 
-/// Generic verb/noun synonym groups (unstemmed; every word of a group expands to the others).
-const SYNONYMS: &[&[&str]] = &[
-    &["create", "new", "make", "open"],
-    &["delete", "remove", "erase", "destroy"],
-    &["get", "fetch", "retrieve", "read", "show", "view", "details", "info"],
-    &["list", "enumerate", "all", "show"],
-    &["update", "edit", "modify", "change", "set", "rename"],
-    &["search", "find", "look", "query", "lookup"],
-    &["send", "post", "message", "notify"],
-    &["run", "execute", "trigger", "start", "launch"],
-    &["stop", "cancel", "abort", "kill"],
-    &["close", "shut"],
-    &["write", "save", "store", "put"],
-    &["comment", "reply"],
-    &["navigate", "goto", "visit", "url"],
-    &["screenshot", "capture", "snapshot"],
-    &["repository", "repo"],
-    &["pr", "pull"],
-    &["directory", "folder", "dir"],
-    &["file", "document"],
-    &["user", "member", "person", "people"],
-    &["time", "clock", "timezone"],
-    &["issue", "ticket", "bug"],
-    &["multiple", "several", "many", "batch", "bulk"],
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "all",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "do",
+    "does",
+    "every",
+    "everything",
+    "for",
+    "from",
+    "how",
+    "i",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "me",
+    "my",
+    "of",
+    "on",
+    "or",
+    "our",
+    "please",
+    "some",
+    "that",
+    "the",
+    "their",
+    "them",
+    "there",
+    "this",
+    "to",
+    "using",
+    "via",
+    "was",
+    "we",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whose",
+    "why",
+    "with",
+    "you",
+    "your",
 ];
 
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from", "i", "in", "into",
-    "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "some", "that", "the", "their", "them",
-    "this", "to", "using", "via", "we", "what", "which", "with", "you", "your",
+/// Leading words that make a query a question (a read).
+const QUESTION_WORDS: &[&str] = &[
+    "who", "whom", "whose", "what", "whats", "which", "when", "where", "why", "how", "is", "are", "does",
+    "do", "did", "has", "have", "was", "were", "can", "could",
 ];
+
+/// Leading words skipped when looking for a query's verb.
+const FILLER_WORDS: &[&str] = &[
+    "please", "i", "we", "want", "need", "would", "like", "let", "lets", "just", "also", "then", "now", "to",
+];
+
+/// The action class of a verb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VerbClass {
+    /// Reads, lists, searches, shows.
+    Read,
+    /// Creates, adds, updates, sets, edits.
+    Write,
+    /// Deletes, removes, forgets.
+    Delete,
+}
+
+/// What one [vocabulary] group is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupKind {
+    /// An action-verb class.
+    Verb(VerbClass),
+    /// Multi-word forms of one concept (the first is the indexed form).
+    Phrase,
+    /// Synonyms.
+    Synonyms,
+}
+
+/// One group of the search [vocabulary].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VocabularyGroup {
+    /// What the group is.
+    pub kind: GroupKind,
+    /// Its words (phrases: each form, words separated by spaces), unstemmed, as written.
+    pub words: Vec<String>,
+}
+
+/// The vocabulary as data (`vocabulary.txt` in this crate's sources).
+const VOCABULARY_TEXT: &str = include_str!("vocabulary.txt");
+
+/// The search vocabulary: verb classes, phrases and synonym groups, parsed from the crate's
+/// `vocabulary.txt`.
+pub fn vocabulary() -> &'static [VocabularyGroup] {
+    static GROUPS: OnceLock<Vec<VocabularyGroup>> = OnceLock::new();
+    GROUPS.get_or_init(|| parse_vocabulary(VOCABULARY_TEXT))
+}
+
+fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
+    let mut groups = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((head, body)) = line.split_once(':') else { continue };
+        let (kind, words): (GroupKind, Vec<String>) = match head.trim() {
+            "phrase" => (GroupKind::Phrase, body.split('|').map(|w| w.trim().to_owned()).collect()),
+            "syn" => (GroupKind::Synonyms, body.split_whitespace().map(str::to_owned).collect()),
+            "verb read" => {
+                (GroupKind::Verb(VerbClass::Read), body.split_whitespace().map(str::to_owned).collect())
+            }
+            "verb write" => {
+                (GroupKind::Verb(VerbClass::Write), body.split_whitespace().map(str::to_owned).collect())
+            }
+            "verb delete" => {
+                (GroupKind::Verb(VerbClass::Delete), body.split_whitespace().map(str::to_owned).collect())
+            }
+            _ => continue,
+        };
+        let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
+        if words.len() >= 2 || matches!(kind, GroupKind::Verb(_)) {
+            groups.push(VocabularyGroup { kind, words });
+        }
+    }
+    groups
+}
+
+/// The vocabulary, stemmed, in lookup form.
+struct Lexicon {
+    /// Term -> other terms it expands to, with weights.
+    expansions: HashMap<String, Vec<(String, f64)>>,
+    /// Raw verb word -> class.
+    verbs: HashMap<String, VerbClass>,
+    /// Phrase forms as term sequences -> the indexed term, longest first.
+    phrases: Vec<(Vec<String>, String)>,
+}
+
+fn lexicon() -> &'static Lexicon {
+    static LEXICON: OnceLock<Lexicon> = OnceLock::new();
+    LEXICON.get_or_init(|| {
+        let mut lexicon = Lexicon { expansions: HashMap::new(), verbs: HashMap::new(), phrases: Vec::new() };
+        let mut add = |from: &str, to: &str, weight: f64| {
+            if from == to {
+                return;
+            }
+            let list = lexicon.expansions.entry(from.to_owned()).or_default();
+            match list.iter_mut().find(|(t, _)| t == to) {
+                Some(existing) => existing.1 = existing.1.max(weight),
+                None => list.push((to.to_owned(), weight)),
+            }
+        };
+        let mut phrases = Vec::new();
+        let mut verbs = HashMap::new();
+        for group in vocabulary() {
+            match &group.kind {
+                GroupKind::Synonyms | GroupKind::Verb(_) => {
+                    // Read verbs stand in for each other (`show` ~ `get` / `list`); write verbs do
+                    // not (`approve` is no `merge`): their class only weighs the ranking.
+                    let weight = match group.kind {
+                        GroupKind::Synonyms => SYNONYM_WEIGHT,
+                        GroupKind::Verb(VerbClass::Read) => VERB_WEIGHT,
+                        _ => 0.0,
+                    };
+                    let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
+                    if weight > 0.0 {
+                        for a in &terms {
+                            for b in &terms {
+                                add(a, b, weight);
+                            }
+                        }
+                    }
+                    if let GroupKind::Verb(class) = group.kind {
+                        for w in &group.words {
+                            verbs.entry(w.clone()).or_insert(class);
+                        }
+                    }
+                }
+                GroupKind::Phrase => {
+                    let mut forms = group.words.iter().map(|form| {
+                        let mut terms = Vec::new();
+                        for_each_word(form, |w| {
+                            if !STOP_WORDS.contains(&w) {
+                                terms.push(stem(w));
+                            }
+                        });
+                        terms
+                    });
+                    let Some(first) = forms.next() else { continue };
+                    let canonical = first.concat();
+                    if first.len() > 1 {
+                        phrases.push((first, canonical.clone()));
+                    }
+                    for form in forms {
+                        if !form.is_empty() && form != [canonical.clone()] {
+                            phrases.push((form, canonical.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        lexicon.phrases = phrases;
+        lexicon.verbs = verbs;
+        lexicon
+    })
+}
 
 /// Calls `f` with each raw lower-case word of `text`: non-alphanumerics separate, camelCase
-/// boundaries split (`createIssue`, `HTTPServer` -> `http`, `server`).
+/// boundaries split (`createIssue`, `HTTPServer` -> `http`, `server`; `PRs` stays one word).
 pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut current = String::new();
     let mut prev: Option<char> = None;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
         if !c.is_ascii_alphanumeric() {
             if !current.is_empty() {
                 f(&current);
@@ -100,9 +319,12 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         }
         if let Some(p) = prev {
             let lower_to_upper = p.is_ascii_lowercase() && c.is_ascii_uppercase();
+            // `HTTPServer` splits before `S`; a plural acronym (`PRs`, `URLs`) does not.
+            let plural = next == Some('s') && !chars.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
             let acronym_end = p.is_ascii_uppercase()
                 && c.is_ascii_uppercase()
-                && chars.peek().is_some_and(|n| n.is_ascii_lowercase());
+                && next.is_some_and(|n| n.is_ascii_lowercase())
+                && !plural;
             if lower_to_upper || acronym_end {
                 f(&current);
                 current.clear();
@@ -116,47 +338,129 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// Splits text into raw lower-case words (see [`for_each_word`]).
-pub(crate) fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for_each_word(text, |w| out.push(w.to_owned()));
+/// The stem of one lower-case word (words with digits and short words are kept as they are).
+pub fn stem(word: &str) -> String {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    if word.len() <= 2 || word.bytes().any(|b| b.is_ascii_digit()) {
+        return word.to_owned();
+    }
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
+}
+
+/// One token of a text: the raw word(s) and the indexed term.
+struct Token {
+    word: String,
+    term: String,
+}
+
+/// The tokens of `text`: words, stop words dropped, stemmed, phrases folded into one term each.
+fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    for_each_word(text, |word| {
+        if STOP_WORDS.contains(&word) {
+            return;
+        }
+        let term = match stems.get(word) {
+            Some(term) => term.clone(),
+            None => {
+                let term = stem(word);
+                stems.insert(word.to_owned(), term.clone());
+                term
+            }
+        };
+        out.push(Token { word: word.to_owned(), term });
+    });
+    fold_phrases(out)
+}
+
+fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
+    let phrases = &lexicon().phrases;
+    if tokens.is_empty() {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    'outer: while i < tokens.len() {
+        for (form, canonical) in phrases {
+            let n = form.len();
+            let same = |t: &Token, f: &String| {
+                &t.term == f || t.word.strip_suffix('s').is_some_and(|w| w == f.as_str())
+            };
+            if i + n <= tokens.len() && tokens[i..i + n].iter().zip(form).all(|(t, f)| same(t, f)) {
+                let word = tokens[i..i + n].iter().map(|t| t.word.as_str()).collect::<Vec<_>>().join(" ");
+                out.push(Token { word, term: canonical.clone() });
+                i += n;
+                continue 'outer;
+            }
+        }
+        out.push(Token { word: tokens[i].word.clone(), term: tokens[i].term.clone() });
+        i += 1;
+    }
     out
 }
 
-/// A light suffix stemmer: folds plurals and `-ing` / `-ed` forms, then a final `e`.
-pub(crate) fn stem(word: &str) -> String {
-    let mut w = word.to_owned();
-    if w.len() <= 3 || w.bytes().any(|b| b.is_ascii_digit()) {
-        return w;
+/// The class of a query: its leading verb, or a question word (read). Filler words are skipped.
+fn query_class(query: &str) -> Option<VerbClass> {
+    let verbs = &lexicon().verbs;
+    let mut first = None;
+    for_each_word(query, |w| {
+        if first.is_none() && !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the") {
+            first = Some(w.to_owned());
+        }
+    });
+    let first = first?;
+    if QUESTION_WORDS.contains(&first.as_str()) {
+        return Some(VerbClass::Read);
     }
-    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        w = format!("{base}y");
-    } else if ["sses", "ches", "shes", "xes", "zes"].iter().any(|s| w.ends_with(s)) {
-        w.truncate(w.len() - 2);
-    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
-        w.truncate(w.len() - 1);
+    if let Some(&class) = verbs.get(&first) {
+        return Some(class);
     }
-    if w.len() > 5 && w.ends_with("ing") {
-        w.truncate(w.len() - 3);
-    } else if w.len() > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        w.truncate(w.len() - 2);
+    if let Some(&class) = verbs.get(&stem(&first)) {
+        return Some(class);
     }
-    if w.len() > 4 && w.ends_with('e') {
-        w.truncate(w.len() - 1);
+    // A misspelled leading verb ("deleet", "creat").
+    if first.len() >= 5 {
+        let mut best: Option<(usize, VerbClass, &str)> = None;
+        for (verb, &class) in verbs {
+            if verb.len() >= 5
+                && let Some(d) = bounded_edit_distance(&first, verb, 2)
+                && best.is_none_or(|(bd, _, bv)| (d, verb.as_str()) < (bd, bv))
+            {
+                best = Some((d, class, verb));
+            }
+        }
+        if let Some((d, class, _)) = best
+            && d <= if first.len() >= 7 { 2 } else { 1 }
+        {
+            return Some(class);
+        }
     }
-    w
+    None
 }
 
-/// Words -> `(word, term)` pairs: stop words dropped, terms stemmed.
-pub(crate) fn word_terms(text: &str) -> Vec<(String, String)> {
-    words(text)
-        .into_iter()
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| {
-            let term = stem(&w);
-            (w, term)
-        })
-        .collect()
+/// The class of a tool: the first verb of its name.
+fn tool_class(name: &str) -> Option<VerbClass> {
+    let verbs = &lexicon().verbs;
+    let mut class = None;
+    for_each_word(name, |w| {
+        if class.is_none() {
+            class = verbs.get(w).copied();
+        }
+    });
+    class
+}
+
+fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> f64 {
+    use VerbClass::*;
+    match (query, tool) {
+        (_, None) => 1.0,
+        (None, Some(Read)) => 1.0,
+        (None, Some(_)) => 0.92,
+        (Some(q), Some(t)) if q == t => 1.15,
+        (Some(Read), Some(_)) => 0.6,
+        (Some(_), Some(Read)) => 0.8,
+        (Some(_), Some(_)) => 0.7,
+    }
 }
 
 /// The text of one document, per field.
@@ -166,7 +470,8 @@ pub(crate) struct DocText<'a> {
     pub owner: Option<&'a str>,
     pub description: &'a str,
     pub params: Vec<&'a str>,
-    /// Exact-match keys (lower-cased tool name and id).
+    pub param_descriptions: Vec<&'a str>,
+    /// Exact-match key (the id).
     pub id: &'a str,
 }
 
@@ -176,58 +481,88 @@ struct Posting {
     tf: [f32; FIELDS],
 }
 
-/// The prebuilt index over the guest-visible entries of a catalog.
+/// A ranked document: index, score in `[0, 1)`, match text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Ranked {
+    pub doc: usize,
+    pub score: f64,
+    pub matched: String,
+}
+
+/// How an expansion relates to the query word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// The word's own term, or the compound it forms with the next word.
+    Exact,
+    /// A vocabulary synonym: part of the word's concept.
+    Synonym,
+    /// Another verb of its class, a prefix, or a typo neighbour.
+    Near,
+}
+
+/// The prebuilt index over one set of entries.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchIndex {
     vocab: HashMap<String, u32>,
     terms: Vec<String>,
+    /// Term ids sorted by term, for prefix lookups.
+    sorted: Vec<u32>,
     postings: Vec<Vec<Posting>>,
-    /// Every indexed word (before stemming) with its term, for typo matching.
-    words: Vec<(String, u32)>,
+    /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
+    words_by_len: Vec<Vec<(String, u32)>>,
+    /// Indexed raw words (for "is this query word indexed").
+    known_words: HashMap<String, u32>,
     doc_len: Vec<[f32; FIELDS]>,
     avg_len: [f64; FIELDS],
     /// Lower-cased tool name and id per document, for exact matches.
     exact: Vec<(String, String)>,
-    /// Character trigrams of the lower-cased tool name, for the fallback.
+    /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
-    synonyms: HashMap<String, Vec<String>>,
+    classes: Vec<Option<VerbClass>>,
 }
 
 impl SearchIndex {
     pub(crate) fn build(docs: &[DocText<'_>]) -> SearchIndex {
         let mut index = SearchIndex::default();
         let mut totals = [0f64; FIELDS];
-        let mut word_ids: HashMap<String, u32> = HashMap::new();
+        let mut stems: HashMap<String, String> = HashMap::new();
         for (doc, text) in docs.iter().enumerate() {
             let description: String = text.description.chars().take(MAX_DESCRIPTION_CHARS).collect();
+            let (summary, rest) = split_summary(&description);
+            let param_docs: Vec<String> = text
+                .param_descriptions
+                .iter()
+                .take(MAX_PARAMS)
+                .map(|d| d.chars().take(MAX_PARAM_DESCRIPTION_CHARS).collect())
+                .collect();
+            let param_docs: Vec<&str> = param_docs.iter().map(String::as_str).collect();
+            let params: Vec<&str> = text.params.iter().take(MAX_PARAMS).copied().collect();
             let mut tf: HashMap<u32, [f32; FIELDS]> = HashMap::new();
             let mut len = [0f32; FIELDS];
             let texts: [&[&str]; FIELDS] = [
                 &[text.name],
                 text.label.as_slice(),
                 text.owner.as_slice(),
-                &[description.as_str()],
-                &text.params,
+                &[summary],
+                &[rest],
+                &params,
+                &param_docs,
             ];
             for (f, field_texts) in texts.into_iter().enumerate() {
                 for field_text in field_texts {
-                    for_each_word(field_text, |word| {
-                        if STOP_WORDS.contains(&word) {
-                            return;
-                        }
-                        // Most words repeat: stem each distinct word once.
-                        let id = match word_ids.get(word) {
-                            Some(&id) => id,
-                            None => {
-                                let id = index.intern(&stem(word));
-                                index.words.push((word.to_owned(), id));
-                                word_ids.insert(word.to_owned(), id);
-                                id
+                    for token in tokens(field_text, &mut stems) {
+                        let id = index.intern(&token.term);
+                        if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
+                            index.known_words.insert(token.word.clone(), id);
+                            let n = token.word.len();
+                            if index.words_by_len.len() <= n {
+                                index.words_by_len.resize(n + 1, Vec::new());
                             }
-                        };
+                            index.words_by_len[n].push((token.word, id));
+                        }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
-                    });
+                    }
                 }
                 totals[f] += f64::from(len[f]);
             }
@@ -238,24 +573,21 @@ impl SearchIndex {
             }
             index.doc_len.push(len);
             index.exact.push((text.name.to_ascii_lowercase(), text.id.to_ascii_lowercase()));
-            index.trigrams.push(trigrams(&text.name.to_ascii_lowercase()));
+            let mut key = text.name.to_ascii_lowercase();
+            if let Some(label) = text.label {
+                key.push(' ');
+                key.push_str(&label.to_ascii_lowercase());
+            }
+            index.trigrams.push(trigrams(&key));
+            index.classes.push(tool_class(text.name));
         }
         let n = docs.len().max(1) as f64;
         for (avg, total) in index.avg_len.iter_mut().zip(totals) {
             *avg = (total / n).max(1.0);
         }
-        for group in SYNONYMS {
-            for word in *group {
-                let from = stem(word);
-                let list = index.synonyms.entry(from.clone()).or_default();
-                for other in *group {
-                    let to = stem(other);
-                    if to != from && !list.contains(&to) {
-                        list.push(to);
-                    }
-                }
-            }
-        }
+        let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
+        sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
+        index.sorted = sorted;
         index
     }
 
@@ -274,126 +606,289 @@ impl SearchIndex {
         self.doc_len.len()
     }
 
-    /// Expansions of one query word and its term: `(term id, weight)`.
-    fn expand(&self, word: &str, term: &str) -> Vec<(u32, f64)> {
-        let mut out: Vec<(u32, f64)> = Vec::new();
-        let mut add = |id: u32, weight: f64| match out.iter_mut().find(|(i, _)| *i == id) {
-            Some(existing) => existing.1 = existing.1.max(weight),
-            None => out.push((id, weight)),
+    fn idf(&self, df: usize) -> f64 {
+        let n = self.docs() as f64;
+        (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+    }
+
+    /// Expansions of one query token (and the next one, for compounds): `(term id, weight, kind)`.
+    fn expand(&self, token: &Token, next: Option<&Token>) -> Vec<(u32, f64, Kind)> {
+        let mut out: Vec<(u32, f64, Kind)> = Vec::new();
+        let mut add = |id: u32, weight: f64, kind: Kind| match out.iter_mut().find(|(i, _, _)| *i == id) {
+            Some(existing) => {
+                if weight > existing.1 {
+                    existing.1 = weight;
+                    existing.2 = kind;
+                }
+            }
+            None => out.push((id, weight, kind)),
         };
+        let term = token.term.as_str();
         let exact = self.vocab.get(term).copied();
         if let Some(id) = exact {
-            add(id, 1.0);
+            add(id, 1.0, Kind::Exact);
         }
-        if let Some(synonyms) = self.synonyms.get(term) {
-            for s in synonyms {
-                if let Some(&id) = self.vocab.get(s) {
-                    add(id, SYNONYM_WEIGHT);
+        if let Some(expansions) = lexicon().expansions.get(term) {
+            for (other, weight) in expansions {
+                if let Some(&id) = self.vocab.get(other) {
+                    add(id, *weight, if *weight >= SYNONYM_WEIGHT { Kind::Synonym } else { Kind::Near });
                 }
             }
         }
-        if term.len() >= 4 {
-            for (id, candidate) in self.terms.iter().enumerate() {
-                let prefix = candidate.len() >= 4
-                    && candidate != term
-                    && (candidate.starts_with(term) || term.starts_with(candidate.as_str()));
-                if prefix {
-                    add(id as u32, PREFIX_WEIGHT);
+        if let Some(next) = next
+            && !token.word.contains(' ')
+            && !next.word.contains(' ')
+        {
+            let joined = stem(&format!("{}{}", token.word, next.word));
+            if let Some(&id) = self.vocab.get(&joined) {
+                add(id, COMPOUND_WEIGHT, Kind::Exact);
+            }
+        }
+        if term.len() >= 4 && !term.bytes().any(|b| b.is_ascii_digit()) {
+            // Indexed terms that start with this one.
+            let start = self.sorted.partition_point(|&id| self.terms[id as usize].as_str() < term);
+            for &id in &self.sorted[start..] {
+                let candidate = &self.terms[id as usize];
+                if !candidate.starts_with(term) {
+                    break;
+                }
+                if candidate != term {
+                    add(id, PREFIX_WEIGHT, Kind::Near);
+                }
+            }
+            // Indexed terms this one starts with.
+            for end in 4..term.len() {
+                if let Some(prefix) = term.get(..end)
+                    && let Some(&id) = self.vocab.get(prefix)
+                {
+                    add(id, PREFIX_WEIGHT, Kind::Near);
                 }
             }
         }
-        let word_len = word.chars().count();
-        if exact.is_none() && word_len >= 4 {
+        let word = token.word.as_str();
+        let word_len = word.len();
+        let alphabetic = word.bytes().all(|b| b.is_ascii_lowercase());
+        if exact.is_none() && !self.known_words.contains_key(word) && word_len >= 4 && alphabetic {
             let max = if word_len >= 8 { 2 } else { 1 };
-            for (candidate, id) in &self.words {
-                if let Some(d) = bounded_edit_distance(word, candidate, max) {
-                    add(*id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT });
+            let lo = word_len.saturating_sub(max);
+            let hi = (word_len + max).min(self.words_by_len.len().saturating_sub(1));
+            for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
+                for (candidate, id) in bucket {
+                    if let Some(d) = bounded_edit_distance(word, candidate, max) {
+                        add(*id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
+                    }
                 }
             }
         }
         out
     }
 
-    /// Document indices, best first, at most `limit`.
-    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<usize> {
-        if limit == 0 || self.docs() == 0 {
+    /// Documents, best first, exactly `min(limit, documents)` of them.
+    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
+        let limit = limit.min(self.docs());
+        if limit == 0 {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
-        let mut query_terms = word_terms(&query);
-        let mut seen = Vec::new();
-        query_terms.retain(|(_, t)| {
-            let fresh = !seen.contains(t);
-            seen.push(t.clone());
+        let mut stems = HashMap::new();
+        let mut query_tokens = tokens(&query, &mut stems);
+        let mut seen: Vec<String> = Vec::new();
+        query_tokens.retain(|t| {
+            let fresh = !seen.contains(&t.term);
+            seen.push(t.term.clone());
             fresh
         });
-        query_terms.truncate(MAX_QUERY_TERMS);
-        if query_terms.is_empty() {
-            return (0..self.docs().min(limit)).collect();
+        query_tokens.truncate(MAX_QUERY_TERMS);
+        if query_tokens.is_empty() {
+            return (0..limit).map(|doc| Ranked { doc, score: 0.0, matched: String::new() }).collect();
         }
-        let n = self.docs() as f64;
-        let mut scores = vec![0f64; self.docs()];
-        let mut matched = vec![0u32; self.docs()];
-        let mut best = vec![0f64; self.docs()];
-        let idf_of = |df: usize| (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-        for (word, term) in &query_terms {
-            best.iter_mut().for_each(|b| *b = 0.0);
-            // An expansion stands for the query term: it is never worth more than the term itself.
-            let term_idf = self.vocab.get(term).map(|&id| idf_of(self.postings[id as usize].len()));
-            for (id, weight) in self.expand(word, term) {
+        let docs = self.docs();
+        let mut scores = vec![0f64; docs];
+        let mut covered = vec![0f64; docs];
+        // Per doc: per field, the query tokens that matched there (bit i = token i) and whether near.
+        let mut fields_hit: Vec<[u32; FIELDS]> = vec![[0; FIELDS]; docs];
+        let mut near_hit: Vec<u32> = vec![0; docs];
+        let mut best = vec![0f64; docs];
+        let mut best_fields = vec![0u8; docs];
+        let mut best_near = vec![false; docs];
+        let mut touched: Vec<usize> = Vec::new();
+        let mut total_idf = 0f64;
+        let mut stamp = vec![u32::MAX; docs];
+        for (i, token) in query_tokens.iter().enumerate() {
+            let expansions = self.expand(token, query_tokens.get(i + 1));
+            // The word's concept (its own term, compounds, synonyms) shares one idf: the idf of the
+            // entries any of them occurs in. A rare literal word does not outweigh the common
+            // synonym it stands for, and a synonym never outweighs the word.
+            let mut concept_df = 0usize;
+            for &(id, _, kind) in &expansions {
+                if kind != Kind::Near {
+                    for p in &self.postings[id as usize] {
+                        if stamp[p.doc as usize] != i as u32 {
+                            stamp[p.doc as usize] = i as u32;
+                            concept_df += 1;
+                        }
+                    }
+                }
+            }
+            let concept_idf = (concept_df > 0).then(|| self.idf(concept_df));
+            let mut query_idf = concept_idf.unwrap_or(0.0);
+            for &(id, weight, kind) in &expansions {
                 let postings = &self.postings[id as usize];
-                let idf = idf_of(postings.len());
-                let idf = term_idf.map_or(idf, |cap| idf.min(cap));
+                let idf = match (kind, concept_idf) {
+                    (Kind::Near, Some(cap)) => self.idf(postings.len()).min(cap),
+                    (Kind::Near, None) => {
+                        let idf = self.idf(postings.len());
+                        query_idf = query_idf.max(idf);
+                        idf
+                    }
+                    (_, cap) => cap.unwrap_or_else(|| self.idf(postings.len())),
+                };
                 for p in postings {
                     let doc = p.doc as usize;
                     let len = &self.doc_len[doc];
-                    let mut field_sum = 0f64;
+                    let mut tf = 0f64;
+                    let mut mask = 0u8;
                     for f in 0..FIELDS {
                         if p.tf[f] > 0.0 {
                             let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
-                            let tf = f64::from(p.tf[f]) / norm;
-                            field_sum += WEIGHTS[f] * tf / (K1 + tf);
+                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                            mask |= 1 << f;
                         }
                     }
-                    let score = weight * idf * field_sum;
+                    let score = weight * idf * tf / (K1 + tf);
+                    if best[doc] == 0.0 {
+                        touched.push(doc);
+                    }
                     if score > best[doc] {
                         best[doc] = score;
+                        best_fields[doc] = mask;
+                        best_near[doc] = kind != Kind::Exact;
                     }
                 }
             }
-            for doc in 0..self.docs() {
+            if query_idf == 0.0 {
+                // Not indexed and no expansion: weigh it like a word seen once.
+                query_idf = self.idf(1);
+            }
+            total_idf += query_idf;
+            for &doc in &touched {
                 if best[doc] > 0.0 {
                     scores[doc] += best[doc];
-                    matched[doc] += 1;
+                    covered[doc] += query_idf;
+                    for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
+                        if best_fields[doc] & (1 << f) != 0 {
+                            *hit |= 1 << i;
+                        }
+                    }
+                    if best_near[doc] {
+                        near_hit[doc] |= 1 << i;
+                    }
                 }
+                best[doc] = 0.0;
             }
+            touched.clear();
         }
-        let total = query_terms.len() as f64;
         let whole = query.trim().to_ascii_lowercase();
+        let class = query_class(&query);
         let mut ranked: Vec<(f64, usize)> = Vec::new();
-        for doc in 0..self.docs() {
+        for doc in 0..docs {
+            if scores[doc] <= 0.0 {
+                continue;
+            }
             let (name, id) = &self.exact[doc];
-            let exact = !whole.is_empty() && (*name == whole || *id == whole);
-            let mut score = scores[doc] * (0.35 + 0.65 * f64::from(matched[doc]) / total);
-            if exact {
+            let coverage = if total_idf > 0.0 { covered[doc] / total_idf } else { 0.0 };
+            let mut score = scores[doc]
+                * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
+                * verb_factor(class, self.classes[doc]);
+            if !whole.is_empty() && (*name == whole || *id == whole) {
                 score += 1.0e6;
             }
-            if score > 0.0 {
-                ranked.push((score, doc));
-            }
+            ranked.push((score, doc));
         }
-        if ranked.is_empty() {
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.truncate(limit);
+        let norm = total_idf.max(1e-9);
+        let mut out: Vec<Ranked> = ranked
+            .iter()
+            .map(|&(score, doc)| Ranked {
+                doc,
+                score: round3(score.min(1.0e5) / (score.min(1.0e5) + norm)),
+                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc]),
+            })
+            .collect();
+        if out.len() < limit {
             let grams = trigrams(&query.to_ascii_lowercase());
-            for doc in 0..self.docs() {
-                let similarity = trigram_similarity(&grams, &self.trigrams[doc]);
-                if similarity > 0.0 {
-                    ranked.push((similarity, doc));
+            let mut rest: Vec<(f64, usize)> = (0..docs)
+                .filter(|&doc| scores[doc] <= 0.0)
+                .map(|doc| (trigram_similarity(&grams, &self.trigrams[doc]), doc))
+                .collect();
+            rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            out.extend(rest.into_iter().take(limit - out.len()).map(|(_, doc)| Ranked {
+                doc,
+                score: 0.0,
+                matched: "nearest".to_owned(),
+            }));
+        }
+        out
+    }
+}
+
+/// The description's first sentence (at most 300 bytes, cut at a word) and the rest.
+fn split_summary(description: &str) -> (&str, &str) {
+    let bytes = description.as_bytes();
+    let mut end = description.len();
+    for (i, &b) in bytes.iter().enumerate() {
+        let sentence_end =
+            (b == b'.' || b == b'!' || b == b'?') && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+        if sentence_end || b == b'\n' {
+            end = i;
+            break;
+        }
+    }
+    if end > 300 {
+        end = description[..300].rfind(' ').unwrap_or(0);
+        while !description.is_char_boundary(end) {
+            end -= 1;
+        }
+    }
+    (&description[..end], &description[end..])
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// `name: create, issue~; description: bug`, at most [`MAX_MATCH_CHARS`] characters.
+fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32) -> String {
+    let mut out = String::new();
+    for (f, &mask) in fields.iter().enumerate() {
+        if mask == 0 {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(FIELD_NAMES[f]);
+        out.push_str(": ");
+        let mut first = true;
+        for (i, token) in tokens.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                if !first {
+                    out.push_str(", ");
+                }
+                first = false;
+                out.push_str(&token.word);
+                if near & (1 << i) != 0 {
+                    out.push('~');
                 }
             }
         }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked.into_iter().take(limit).map(|(_, doc)| doc).collect()
     }
+    if out.chars().count() > MAX_MATCH_CHARS {
+        out = out.chars().take(MAX_MATCH_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
 }
 
 /// Sorted, deduplicated character trigrams of the ASCII-alphanumeric form of `text`, padded.
@@ -431,10 +926,6 @@ fn trigram_similarity(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
                 j += 1;
             }
         }
-    }
-    // Only shared *inner* trigrams count as evidence; a lone shared padding gram is noise.
-    if common < 2 {
-        return 0.0;
     }
     common as f64 / (a.len() + b.len() - common) as f64
 }

@@ -11,6 +11,7 @@ use codemode_bridge::{
     BootContext, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request, wrap_cell,
 };
 use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
+use codemode_core::hint::{HintOptions, input_hint, output_hint};
 use codemode_core::{
     CodeModeConfig, CodeModeErrorCode, CodeModeResult, CodeModeTelemetry, CompletedResult, ExecInput,
     FailedResult, Language, NamespaceContext, NamespaceRegistration, PendingToolCall, ScopeValue, ToolSource,
@@ -334,6 +335,19 @@ enum Shape {
     Envelope,
     /// `MCP.<server>.<tool>`: the MCP result.
     Mcp,
+}
+
+/// Most description characters per `API.search` hit.
+const API_SEARCH_DESCRIPTION_CHARS: usize = 300;
+
+/// `text` cut to `max` characters (with `…` when cut).
+fn bounded(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max - 1).collect();
+    out.push('…');
+    out
 }
 
 /// Characters the sandbox's cell wrapper puts before the body on line 1.
@@ -775,6 +789,11 @@ impl CodeMode {
                 let hits = inner.catalog.search_with_config(&query, limit.map(|l| l as f64), &inner.config);
                 Handled::Ready(Reply::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
             }
+            HostRequest::ApiSearch { query, limit } => {
+                run.counts.search += 1;
+                let limit = inner.config.search_limit(limit.map(|l| l as f64));
+                Handled::Ready(Reply::value(&self.api_search(&query, limit), &limits))
+            }
             HostRequest::Describe { id } => {
                 run.counts.describe += 1;
                 match inner.catalog.describe(&id) {
@@ -877,6 +896,40 @@ impl CodeMode {
                 Handled::Ready(Reply::reject("code mode bridge: unsupported request", Some("invalid_input")))
             }
         }
+    }
+
+    /// `API.search(query, { limit })`: the run's MCP tools ranked by the catalog's engine, each as
+    /// `{ server, tool, call, id, description, input, output?, score, match }` with bounded hints and
+    /// the guest's identifiers (what `MCP.<server>.<tool>` takes). `[]` when no MCP tool is visible.
+    fn api_search(&self, query: &str, limit: usize) -> Value {
+        let inner = &self.inner;
+        let Some(api) = &inner.mcp else { return Value::Array(Vec::new()) };
+        let input_options = HintOptions::input();
+        let output_options = HintOptions::output();
+        let hits = inner.catalog.search_mcp(query, limit);
+        let mut out = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let Some(spec) = inner.catalog.spec(&hit.entry.id) else { continue };
+            let Some(server) = api.server_table().ident(&spec.owner) else { continue };
+            let Some(tool) = api.tool_table(server).and_then(|t| t.ident(&spec.name)) else { continue };
+            let mut entry = Map::new();
+            entry.insert("server".into(), server.into());
+            entry.insert("tool".into(), tool.into());
+            entry.insert("call".into(), format!("MCP.{server}.{tool}").into());
+            entry.insert("id".into(), hit.entry.id.as_str().into());
+            entry.insert(
+                "description".into(),
+                bounded(&spec.description, API_SEARCH_DESCRIPTION_CHARS).into(),
+            );
+            entry.insert("input".into(), input_hint(&spec.parameters, &input_options).into());
+            if let Some(output) = spec.output_schema.as_ref().and_then(|o| output_hint(o, &output_options)) {
+                entry.insert("output".into(), output.into());
+            }
+            entry.insert("score".into(), hit.score.into());
+            entry.insert("match".into(), hit.matched.into());
+            out.push(Value::Object(entry));
+        }
+        Value::Array(out)
     }
 
     /// Checks and dispatches one catalog tool call (catalog, namespace or MCP) to the host.

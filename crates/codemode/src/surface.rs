@@ -132,7 +132,8 @@ There is no import/require, filesystem, network, environment or shell here. When
 
 const MCP_GUIDANCE: &str = "MCP tools are not in tools.*; call them as MCP.<server>.<tool>({ ...input }). Their \
 TypeScript declarations are virtual files: await API.list(\"mcp\"), then await API.read(\"mcp/<server>.d.ts\"); \
-MCP.<server>.$api(tool?) returns one header inline.";
+MCP.<server>.$api(tool?) returns one header inline. To find an MCP tool by what it does, await API.search(\"what \
+you need\", { limit: 5 }) ranks them: [{ server, tool, call, id, description, input, output?, score, match }].";
 
 /// The guidance part of the `exec` description (before the quick index).
 pub fn exec_guidance() -> &'static str {

@@ -2,6 +2,7 @@
 
 mod catalog;
 mod fuzz;
+mod intents;
 mod names;
 mod namespace;
 mod properties;

@@ -55,9 +55,70 @@ fn small() -> Catalog {
 #[test]
 fn names_outweigh_descriptions() {
     let catalog = small();
-    let hits = catalog.search("issues", 8);
-    assert_eq!(ids(&hits)[..2], ["openclaw:github:list_issues", "openclaw:github:create_issue"]);
-    assert_eq!(hits.last().map(|e| e.id.as_str()), Some("openclaw:core:message"));
+    let hits = catalog.search_hits("issues", 8);
+    let matched: Vec<&str> = hits.iter().filter(|h| h.score > 0.0).map(|h| h.entry.id.as_str()).collect();
+    assert_eq!(
+        matched,
+        ["openclaw:github:list_issues", "openclaw:github:create_issue", "openclaw:core:message"]
+    );
+    assert_eq!(hits[0].matched, "name: issues; summary: issues");
+    assert_eq!(hits[2].matched, "summary: issues");
+}
+
+#[test]
+fn hits_carry_score_and_match_and_never_run_dry() {
+    let catalog = small();
+    let guests = catalog.guest_entries().count();
+    for query in ["issues", "qqqqqqqq zzzzzzzz", "🙂", "read file", "open a ticket"] {
+        for limit in [1, 3, guests, guests + 5, 50] {
+            let hits = catalog.search_hits(query, limit);
+            assert_eq!(hits.len(), limit.min(guests), "{query:?} limit {limit}");
+            assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{query:?}: best first");
+            for hit in &hits {
+                assert!((0.0..=1.0).contains(&hit.score), "{query:?}: {}", hit.score);
+                assert!(hit.matched.chars().count() <= codemode_catalog::search::MAX_MATCH_CHARS);
+                assert_eq!(hit.score == 0.0, hit.matched == "nearest" || hit.matched.is_empty(), "{hit:?}");
+            }
+        }
+    }
+    // Nothing matches: the nearest names, all marked.
+    let hits = catalog.search_hits("qqqqqqqq zzzzzzzz", 3);
+    assert!(hits.iter().all(|h| h.score == 0.0 && h.matched == "nearest"));
+    // The serialized hit is the entry plus `score` and `match`.
+    let json = serde_json::to_value(&catalog.search_hits("create issue", 1)[0]).unwrap();
+    assert_eq!(json["id"], "openclaw:github:create_issue");
+    assert!(json["score"].as_f64().unwrap() > 0.3, "{json}");
+    assert_eq!(json["match"], "name: create, issue; summary: create, issue");
+    // An exact name scores 1.
+    assert_eq!(catalog.search_hits("list_issues", 1)[0].score, 1.0);
+}
+
+#[test]
+fn read_questions_prefer_read_tools() {
+    let catalog = small();
+    // "who" asks; "create" acts: the verb decides between two tools on the same noun.
+    assert_eq!(ids(&catalog.search("which issues are there", 1)), ["openclaw:github:list_issues"]);
+    assert_eq!(ids(&catalog.search("show me issues", 1)), ["openclaw:github:list_issues"]);
+    assert_eq!(ids(&catalog.search("add issue", 1)), ["openclaw:github:create_issue"]);
+    assert_eq!(ids(&catalog.search("file a new ticket", 1)), ["openclaw:github:create_issue"]);
+}
+
+#[test]
+fn synonyms_phrases_and_plural_acronyms() {
+    let tools = vec![
+        ToolSpec::new("create_pull_request", ToolOrigin::BundledPlugin, "git")
+            .description("Open a pull request"),
+        ToolSpec::new("list_pull_requests", ToolOrigin::BundledPlugin, "git")
+            .description("List pull requests"),
+        ToolSpec::new("star_repository", ToolOrigin::BundledPlugin, "git").description("Star a repository"),
+        ToolSpec::new("request_review", ToolOrigin::BundledPlugin, "git").description("Request a review"),
+        ToolSpec::new("keyvault_secret_get", ToolOrigin::BundledPlugin, "cloud").description("Get a secret"),
+    ];
+    let catalog = Catalog::build(tools, &CatalogOptions::default());
+    assert_eq!(ids(&catalog.search("which PRs are waiting", 1)), ["openclaw:git:list_pull_requests"]);
+    assert_eq!(ids(&catalog.search("new merge request", 1)), ["openclaw:git:create_pull_request"]);
+    assert_eq!(ids(&catalog.search("bookmark a repo", 1)), ["openclaw:git:star_repository"]);
+    assert_eq!(ids(&catalog.search("password in the key vault", 1)), ["openclaw:cloud:keyvault_secret_get"]);
 }
 
 #[test]
@@ -109,7 +170,8 @@ fn limits_empty_and_nonsense_queries() {
     let listed: Vec<&str> = ids(&catalog.search("  the a ", 3));
     let first3: Vec<&str> = catalog.guest_entries().take(3).map(|e| e.id.as_str()).collect();
     assert_eq!(listed, first3);
-    assert!(catalog.search("qqqqqqqq zzzzzzzz", 8).is_empty());
+    // Nothing matches: still entries (the nearest names), never `[]`.
+    assert_eq!(catalog.search("qqqqqqqq zzzzzzzz", 8).len(), 8);
     // Fallback: no term matches, but the name is similar.
     assert_eq!(ids(&catalog.search("selectfil", 1)), ["client:app:select_file"]);
 }
@@ -140,4 +202,192 @@ fn search_respects_config_defaults() {
     let config = CodeModeConfig::enabled();
     assert_eq!(catalog.search_with_config("list", None, &config).len(), 8);
     assert_eq!(catalog.search_with_config("list", Some(500.0), &config).len(), 50);
+}
+
+// ---- the labelled intent set (data/search-intents.json) ----
+
+use std::collections::HashSet;
+
+use codemode_catalog::search::{stem, vocabulary};
+
+use crate::intents::{Intent, Ranker, Setting, evaluate, intents, tool_keys};
+
+fn content_terms(text: &str) -> HashSet<String> {
+    const STOP: &[&str] = &[
+        "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from", "i", "in",
+        "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "some", "that", "the",
+        "their", "them", "this", "to", "using", "via", "we", "what", "which", "with", "you", "your", "all",
+    ];
+    let mut spaced = String::new();
+    let mut prev_lower = false;
+    for c in text.chars() {
+        if c.is_ascii_uppercase() && prev_lower {
+            spaced.push(' ');
+        }
+        prev_lower = c.is_ascii_lowercase();
+        spaced.push(c);
+    }
+    spaced
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .filter(|w| !STOP.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+#[test]
+fn intent_set_has_the_promised_shape() {
+    let set = intents();
+    let keys = tool_keys();
+    assert!(set.len() >= 400, "{} intents", set.len());
+    let kinds: HashSet<&str> = set.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, HashSet::from(["paraphrase", "task", "typo", "parameter", "ambiguous"]));
+    let catalogs: HashSet<&str> = set.iter().map(|i| i.catalog.as_str()).collect();
+    assert_eq!(catalogs.len(), 16, "every public catalog has intents");
+    let mut titles = std::collections::HashMap::new();
+    for c in crate::support::catalog_names() {
+        for t in crate::support::raw_tools(&c) {
+            let name = t["name"].as_str().unwrap_or_default().to_owned();
+            let title = t.get("title").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            titles.insert(format!("{c}:{name}"), format!("{name} {title}"));
+        }
+    }
+    let mut disjoint = 0;
+    for intent in &set {
+        assert!(!intent.expect.is_empty(), "{:?} has no label", intent.query);
+        for key in &intent.expect {
+            assert!(keys.contains(key), "label {key:?} of {:?} is not a public tool", intent.query);
+        }
+        let own = intent.expect.iter().filter(|k| k.starts_with(&format!("{}:", intent.catalog))).count();
+        assert!(own > 0, "{:?}: no label in its own catalog {}", intent.query, intent.catalog);
+        let query = content_terms(&intent.query);
+        let shares = intent.expect.iter().any(|k| !query.is_disjoint(&content_terms(&titles[k])));
+        if !shares {
+            disjoint += 1;
+        }
+    }
+    assert!(
+        2 * disjoint >= set.len(),
+        "only {disjoint} of {} intents share no content word with a label",
+        set.len()
+    );
+    let holdout = set.iter().filter(|i| i.holdout()).count();
+    assert!(
+        holdout * 6 >= set.len() && holdout * 3 <= set.len(),
+        "held-out split: {holdout} of {}",
+        set.len()
+    );
+}
+
+fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
+    evaluate(&intents(), setting, ranker, keep)
+}
+
+/// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Not met yet: this test
+/// holds the level reached (84.8% / 77.8% on the whole set) so it cannot silently regress, and the
+/// engine must beat the word-overlap baseline (57.7% / 46.5%).
+#[test]
+fn intent_set_holds_its_level_and_beats_word_overlap() {
+    let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
+    let all = report(Setting::All16, Ranker::Engine, |_| true);
+    let baseline = report(Setting::All16, Ranker::Overlap, |_| true);
+    let show = |r: &crate::intents::Report| {
+        r.misses.iter().filter(|m| !m.1.is_empty()).take(40).cloned().collect::<Vec<_>>()
+    };
+    assert!(
+        one.all.top3_rate() >= 0.84,
+        "one catalog top-3 {:.3}; misses {:#?}",
+        one.all.top3_rate(),
+        show(&one)
+    );
+    assert!(all.all.top3_rate() >= 0.77, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(
+        all.all.top3 > baseline.all.top3,
+        "engine {} vs word overlap {}",
+        all.all.top3,
+        baseline.all.top3
+    );
+}
+
+/// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split,
+/// `SEARCH_MISSES=1` prints the misses.
+#[test]
+fn intent_report() {
+    let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
+    let keep = |i: &Intent| match split.as_str() {
+        "tune" => !i.holdout(),
+        "holdout" => i.holdout(),
+        _ => true,
+    };
+    for (title, setting, ranker) in [
+        ("one catalog loaded", Setting::OneCatalog, Ranker::Engine),
+        ("all 16 loaded", Setting::All16, Ranker::Engine),
+        ("word overlap, one catalog", Setting::OneCatalog, Ranker::Overlap),
+        ("word overlap, all 16", Setting::All16, Ranker::Overlap),
+    ] {
+        let r = report(setting, ranker, keep);
+        println!("{}", r.table(title));
+        if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
+            for (catalog, query, top) in &r.misses {
+                println!("  miss [{catalog}] {query:?} -> {top:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn vocabulary_groups_are_general() {
+    // Not tied to one tool: each group's words occur in the tool text of at least two public
+    // catalogs, or of at least two tools.
+    let mut text_of: Vec<(String, HashSet<String>)> = Vec::new();
+    let mut tool_texts: Vec<HashSet<String>> = Vec::new();
+    for c in crate::support::catalog_names() {
+        let mut words = HashSet::new();
+        for t in crate::support::raw_tools(&c) {
+            let text = format!(
+                "{} {} {}",
+                t["name"].as_str().unwrap_or_default(),
+                t.get("title").and_then(|v| v.as_str()).unwrap_or_default(),
+                t.get("description").and_then(|v| v.as_str()).unwrap_or_default()
+            );
+            let terms = content_terms(&text);
+            words.extend(terms.iter().cloned());
+            tool_texts.push(terms);
+        }
+        text_of.push((c, words));
+    }
+    let groups = vocabulary();
+    assert!(groups.len() >= 40, "{} groups", groups.len());
+    for group in groups {
+        assert!(group.words.len() >= 2, "{group:?} has one word");
+        let terms: HashSet<String> = group.words.iter().flat_map(|w| content_terms(w)).collect();
+        let catalogs: Vec<&str> =
+            text_of.iter().filter(|(_, words)| !words.is_disjoint(&terms)).map(|(c, _)| c.as_str()).collect();
+        let tools = tool_texts.iter().filter(|words| !words.is_disjoint(&terms)).count();
+        assert!(
+            catalogs.len() >= 2 || tools >= 2,
+            "group {:?} is tied to one place: {tools} tools in {catalogs:?}",
+            group.words
+        );
+    }
+}
+
+/// `SEARCH_DEBUG="catalog|query;catalog|query"` prints the top 5 hits with their match text.
+#[test]
+fn search_debug() {
+    let Ok(spec) = std::env::var("SEARCH_DEBUG") else { return };
+    for item in spec.split(';') {
+        let (catalog, query) = item.split_once('|').unwrap_or(("", item));
+        let tools = if catalog.is_empty() {
+            crate::support::public_plugin_tools()
+        } else {
+            crate::support::load(catalog, ToolOrigin::BundledPlugin, catalog)
+        };
+        let c = Catalog::build(tools, &CatalogOptions::default());
+        println!("{query:?}");
+        for hit in c.search_hits(query, 5) {
+            println!("  {:.3} {} [{}]", hit.score, hit.entry.id, hit.matched);
+        }
+    }
 }

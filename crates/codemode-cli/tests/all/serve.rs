@@ -532,3 +532,123 @@ async fn upstream_processes_are_stopped_when_the_gateway_exits() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Discovery through the gateway: the 16 public catalogs (677 tools) as inline upstreams, and the
+/// labelled intents of `data/search-intents.json`, one `API.search(query, { limit: 3 })` per intent.
+/// A hit is a labelled tool (or its twin in an overlapping catalog) in the top 3. The issue's target
+/// is the all-16 one, 85%; not reached yet, so this holds the level reached (about 77%, as
+/// `Catalog::search` over the same tools as plugin tools).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_search_finds_labelled_intents_among_the_16_public_catalogs() {
+    use std::collections::BTreeSet;
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let mut servers = serde_json::Map::new();
+    let mut keys: BTreeSet<String> = BTreeSet::new();
+    for entry in std::fs::read_dir(data.join("mcp-catalogs")).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
+        if stem == "INDEX" {
+            continue;
+        }
+        let catalog: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for tool in catalog["tools"].as_array().unwrap() {
+            keys.insert(format!("{stem}:{}", tool["name"].as_str().unwrap()));
+        }
+        servers.insert(stem, json!({ "tools": catalog["tools"] }));
+    }
+    assert_eq!(keys.len(), 677);
+    let intents: Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("search-intents.json")).unwrap()).unwrap();
+    // (query, acceptable `server:tool` keys): the labels, plus same-named tools of the two GitHub
+    // catalogs and an Azure command's router tool (and the commands under a router).
+    let cases: Vec<(String, Vec<String>)> = intents
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|intent| {
+            let mut ok: BTreeSet<String> = BTreeSet::new();
+            for key in intent["expect"].as_array().unwrap() {
+                let key = key.as_str().unwrap();
+                ok.insert(key.to_owned());
+                let (catalog, tool) = key.split_once(':').unwrap();
+                match catalog {
+                    "github" => {
+                        ok.insert(format!("github-legacy-npm:{tool}"));
+                    }
+                    "github-legacy-npm" => {
+                        ok.insert(format!("github:{tool}"));
+                    }
+                    "azure-namespace" => {
+                        ok.extend(
+                            keys.iter().filter(|k| k.starts_with(&format!("azure-all:{tool}_"))).cloned(),
+                        );
+                        ok.insert(format!("azure-all:{tool}"));
+                    }
+                    "azure-all" => {
+                        let mut prefix = tool;
+                        while !keys.contains(&format!("azure-namespace:{prefix}")) {
+                            match prefix.rfind('_') {
+                                Some(at) => prefix = &prefix[..at],
+                                None => break,
+                            }
+                        }
+                        ok.insert(format!("azure-namespace:{prefix}"));
+                    }
+                    _ => {}
+                }
+            }
+            (
+                intent["query"].as_str().unwrap().to_owned(),
+                ok.into_iter().filter(|k| keys.contains(k)).collect(),
+            )
+        })
+        .collect();
+    assert!(cases.len() >= 400);
+    let dir = temp_dir("discovery");
+    let config = dir.join("codemode.json");
+    std::fs::write(
+        &config,
+        json!({ "codeMode": { "enabled": true, "timeoutMs": 60000 }, "catalog": { "tools": [], "mcpServers": servers } })
+            .to_string(),
+    )
+    .unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
+    command.args(["serve", "--config", config.to_str().unwrap()]).kill_on_drop(true);
+    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let (mut top3, mut top1, mut calls) = (0usize, 0usize, 0usize);
+    let mut misses: Vec<Value> = Vec::new();
+    for batch in cases.chunks(100) {
+        let code = format!(
+            r#"const cases = {};
+const out = {{ top1: 0, top3: 0, calls: 0, misses: [] }};
+for (const [query, ok] of cases) {{
+  const hits = await API.search(query, {{ limit: 3 }});
+  out.calls++;
+  const keys = hits.map((h) => h.id.slice(4));
+  const rank = keys.findIndex((k) => ok.includes(k));
+  if (rank === 0) out.top1++;
+  if (rank >= 0) out.top3++; else out.misses.push([query, keys]);
+  if (hits.some((h) => h.call !== "MCP." + h.server + "." + h.tool || typeof h.input !== "string")) throw new Error("bad hit shape");
+}}
+return out;"#,
+            serde_json::to_string(&batch.iter().map(|(q, ok)| json!([q, ok])).collect::<Vec<_>>()).unwrap()
+        );
+        let mut params = CallToolRequestParams::new("exec");
+        params.arguments = json!({ "code": code }).as_object().cloned();
+        let result = client.call_tool(params).await.unwrap();
+        let value: Value = result.structured_content.clone().unwrap();
+        assert_eq!(value["status"], json!("completed"), "{value}");
+        let v = &value["value"];
+        top1 += v["top1"].as_u64().unwrap() as usize;
+        top3 += v["top3"].as_u64().unwrap() as usize;
+        calls += v["calls"].as_u64().unwrap() as usize;
+        misses.extend(v["misses"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(calls, cases.len(), "one API.search per intent");
+    let rate = top3 as f64 / cases.len() as f64;
+    println!("API.search over 677 MCP tools: top-1 {top1}, top-3 {top3} of {} ({rate:.3})", cases.len());
+    assert!(rate >= 0.76, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
+    let _ = client.cancel().await;
+    let _ = std::fs::remove_dir_all(dir);
+}

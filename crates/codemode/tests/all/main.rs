@@ -2,6 +2,7 @@
 
 mod checklist;
 mod concurrency;
+mod discovery;
 mod lifecycle;
 mod namespaces;
 mod support;

@@ -1,0 +1,316 @@
+//! The labelled intent set (`data/search-intents.json`) and its evaluation: top-1, top-3 and MRR
+//! per kind and per catalog, with one catalog loaded and with all 16, beside a word-overlap
+//! baseline. Shared with `benches/search_quality.rs` through `#[path]`.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use codemode_catalog::{Catalog, CatalogOptions};
+use codemode_core::{ToolOrigin, ToolSpec};
+use serde_json::Value;
+
+use crate::support::{catalog_names, load};
+
+/// One labelled intent.
+#[derive(Clone, Debug)]
+pub struct Intent {
+    /// The catalog the intent was written for.
+    pub catalog: String,
+    /// paraphrase / task / typo / parameter / ambiguous.
+    pub kind: String,
+    /// The natural-language query.
+    pub query: String,
+    /// Acceptable tools as `catalog:tool`, any of which is a hit.
+    pub expect: Vec<String>,
+}
+
+impl Intent {
+    /// Whether the intent is in the held-out split (a hash of its text; about one in four).
+    pub fn holdout(&self) -> bool {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.query.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h.is_multiple_of(4)
+    }
+}
+
+/// The intent set.
+pub fn intents() -> Vec<Intent> {
+    let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("../../data/search-intents.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value: Value = serde_json::from_str(&text).expect("search-intents.json");
+    value
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|q| Intent {
+            catalog: q["catalog"].as_str().expect("catalog").to_owned(),
+            kind: q["kind"].as_str().expect("kind").to_owned(),
+            query: q["query"].as_str().expect("query").to_owned(),
+            expect: q["expect"]
+                .as_array()
+                .expect("expect")
+                .iter()
+                .map(|v| v.as_str().expect("id").to_owned())
+                .collect(),
+        })
+        .collect()
+}
+
+/// `catalog:tool` keys of every public tool.
+pub fn tool_keys() -> HashSet<String> {
+    catalog_names()
+        .iter()
+        .flat_map(|c| {
+            crate::support::raw_tools(c)
+                .into_iter()
+                .map(move |t| format!("{c}:{}", t["name"].as_str().unwrap_or_default()))
+        })
+        .collect()
+}
+
+/// The ids acceptable for `intent` when all 16 catalogs are loaded: its own, plus the same tool in
+/// the overlapping catalogs (a `github` tool and the `github-legacy-npm` tool of the same name; an
+/// `azure-all` command and its `azure-namespace` router tool, the longest name prefix at a `_`, and
+/// the other way round).
+pub fn acceptable_all(intent: &Intent, keys: &HashSet<String>) -> HashSet<String> {
+    let mut out: HashSet<String> = intent.expect.iter().cloned().collect();
+    for key in &intent.expect {
+        let (catalog, tool) = key.split_once(':').expect("catalog:tool");
+        let twin = match catalog {
+            "github" => Some(format!("github-legacy-npm:{tool}")),
+            "github-legacy-npm" => Some(format!("github:{tool}")),
+            _ => None,
+        };
+        if let Some(twin) = twin.filter(|t| keys.contains(t)) {
+            out.insert(twin);
+        }
+        if catalog == "azure-namespace" {
+            // A router tool stands for the commands under it.
+            let prefix = format!("azure-all:{tool}_");
+            out.extend(
+                keys.iter().filter(|k| k.starts_with(&prefix) || **k == format!("azure-all:{tool}")).cloned(),
+            );
+        }
+        if catalog == "azure-all" {
+            let mut prefix = tool;
+            loop {
+                let candidate = format!("azure-namespace:{prefix}");
+                if keys.contains(&candidate) {
+                    out.insert(candidate);
+                    break;
+                }
+                match prefix.rfind('_') {
+                    Some(at) => prefix = &prefix[..at],
+                    None => break,
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Hits of one group: count, top-1, top-3, reciprocal-rank sum (rank within the top 10).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Intents.
+    pub n: usize,
+    /// Correct first.
+    pub top1: usize,
+    /// Correct in the first three.
+    pub top3: usize,
+    /// Sum of 1/rank of the first correct hit in the first ten.
+    pub rr: f64,
+}
+
+impl Tally {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(rank) = rank {
+            if rank == 0 {
+                self.top1 += 1;
+            }
+            if rank < 3 {
+                self.top3 += 1;
+            }
+            self.rr += 1.0 / (rank + 1) as f64;
+        }
+    }
+
+    /// Top-3 rate.
+    pub fn top3_rate(&self) -> f64 {
+        self.top3 as f64 / self.n.max(1) as f64
+    }
+
+    fn row(&self, label: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "| {label:<22} | {:>4} | {:>5.1}% | {:>5.1}% | {:.3} |",
+            self.n,
+            100.0 * self.top1 as f64 / n,
+            100.0 * self.top3 as f64 / n,
+            self.rr / n
+        )
+    }
+}
+
+/// Per-kind and per-catalog tallies of one setting, plus the misses.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Everything.
+    pub all: Tally,
+    /// By kind.
+    pub kinds: BTreeMap<String, Tally>,
+    /// By catalog.
+    pub catalogs: BTreeMap<String, Tally>,
+    /// Intents not in the top 3: (catalog, query, top 3 keys).
+    pub misses: Vec<(String, String, Vec<String>)>,
+}
+
+impl Report {
+    fn add(&mut self, intent: &Intent, top: &[String], acceptable: &HashSet<String>) {
+        let rank = top.iter().take(10).position(|k| acceptable.contains(k));
+        self.all.add(rank);
+        self.kinds.entry(intent.kind.clone()).or_default().add(rank);
+        self.catalogs.entry(intent.catalog.clone()).or_default().add(rank);
+        if rank.is_none_or(|r| r >= 3) {
+            self.misses.push((
+                intent.catalog.clone(),
+                intent.query.clone(),
+                top.iter().take(3).cloned().collect(),
+            ));
+        }
+    }
+
+    /// One line: n, top-1, top-3, MRR.
+    pub fn summary(&self) -> String {
+        let n = self.all.n.max(1) as f64;
+        format!(
+            "n {}, top-1 {:.1}%, top-3 {:.1}%, MRR {:.3}",
+            self.all.n,
+            100.0 * self.all.top1 as f64 / n,
+            100.0 * self.all.top3 as f64 / n,
+            self.all.rr / n
+        )
+    }
+
+    /// Markdown table rows: all, per kind, per catalog.
+    pub fn table(&self, title: &str) -> String {
+        let mut out =
+            format!("{title}\n\n| group | n | top-1 | top-3 | MRR |\n| --- | ---: | ---: | ---: | ---: |\n");
+        out.push_str(&self.all.row("**all**"));
+        out.push('\n');
+        for (kind, t) in &self.kinds {
+            out.push_str(&t.row(&format!("kind: {kind}")));
+            out.push('\n');
+        }
+        for (catalog, t) in &self.catalogs {
+            out.push_str(&t.row(catalog));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// The setting a ranker runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// Only the intent's own catalog is loaded.
+    OneCatalog,
+    /// All 16 catalogs are loaded.
+    All16,
+}
+
+/// Which ranker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranker {
+    /// `Catalog::search`.
+    Engine,
+    /// Word overlap of query and tool text (name, label, description), ties in catalog order.
+    Overlap,
+}
+
+fn key_of(id: &str) -> String {
+    // "openclaw:<owner>:<name>" -> "<owner>:<name>"
+    id.split_once(':').map_or(id, |(_, rest)| rest).to_owned()
+}
+
+fn overlap_words(text: &str) -> HashSet<String> {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| w.len() > 2)
+        .map(str::to_ascii_lowercase)
+        .collect()
+}
+
+/// Per tool: its `catalog:tool` key and its words.
+type OverlapIndex = Vec<(String, HashSet<String>)>;
+
+/// The word-overlap baseline over `tools`: top `n` keys.
+fn overlap_rank(tools: &[(String, HashSet<String>)], query: &str, n: usize) -> Vec<String> {
+    let q = overlap_words(query);
+    let mut scored: Vec<(usize, usize)> =
+        tools.iter().enumerate().map(|(i, (_, words))| (q.intersection(words).count(), i)).collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(n).map(|(_, i)| tools[i].0.clone()).collect()
+}
+
+fn overlap_index(tools: &[ToolSpec]) -> Vec<(String, HashSet<String>)> {
+    tools
+        .iter()
+        .map(|t| {
+            let text = format!(
+                "{} {} {}",
+                t.name.replace(['_', '-'], " "),
+                t.label.as_deref().unwrap_or(""),
+                t.description
+            );
+            (format!("{}:{}", t.owner, t.name), overlap_words(&text))
+        })
+        .collect()
+}
+
+/// Runs `intents` (those with `keep(intent)`) in one setting with one ranker.
+pub fn evaluate(
+    intents: &[Intent],
+    setting: Setting,
+    ranker: Ranker,
+    keep: impl Fn(&Intent) -> bool,
+) -> Report {
+    let keys = tool_keys();
+    let mut report = Report::default();
+    let mut catalogs: HashMap<String, (Catalog, OverlapIndex)> = HashMap::new();
+    let all_tools: Vec<ToolSpec> =
+        catalog_names().iter().flat_map(|c| load(c, ToolOrigin::BundledPlugin, c)).collect();
+    let all = (Catalog::build(all_tools.clone(), &CatalogOptions::default()), overlap_index(&all_tools));
+    for intent in intents.iter().filter(|i| keep(i)) {
+        let (catalog, overlap) = match setting {
+            Setting::All16 => (&all.0, &all.1),
+            Setting::OneCatalog => {
+                let entry = catalogs.entry(intent.catalog.clone()).or_insert_with(|| {
+                    let tools = load(&intent.catalog, ToolOrigin::BundledPlugin, &intent.catalog);
+                    (Catalog::build(tools.clone(), &CatalogOptions::default()), overlap_index(&tools))
+                });
+                (&entry.0, &entry.1)
+            }
+        };
+        let top: Vec<String> = match ranker {
+            Ranker::Engine => catalog.search(&intent.query, 10).iter().map(|e| key_of(&e.id)).collect(),
+            Ranker::Overlap => overlap_rank(overlap, &intent.query, 10),
+        };
+        let acceptable: HashSet<String> = match setting {
+            Setting::All16 => acceptable_all(intent, &keys),
+            Setting::OneCatalog => intent
+                .expect
+                .iter()
+                .filter(|k| k.split_once(':').is_some_and(|(c, _)| c == intent.catalog))
+                .cloned()
+                .collect(),
+        };
+        report.add(intent, &top, &acceptable);
+    }
+    report
+}
