@@ -388,13 +388,13 @@ impl NativeCodeMode {
     }
 
     /// Suspended runs in the store.
-    fn run_count(&self) -> usize {
-        self.cm.run_count()
+    fn run_count(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.cm.run_count())
     }
 
     /// Whether `run_id` is a live suspended run.
-    fn has_run(&self, run_id: &str) -> bool {
-        self.cm.has_run(run_id)
+    fn has_run(&self, py: Python<'_>, run_id: &str) -> bool {
+        py.detach(|| self.cm.has_run(run_id))
     }
 
     /// Cancels a parked run (its nested calls are cancelled). Returns whether one was found.

@@ -57,6 +57,8 @@ def test_disabled_code_mode_shows_the_tools_unchanged() -> None:
     assert [t["name"] for t in cm.tools_for("mcp")] == ["get_weather"]
     refused = cm.exec_sync("return 1")
     assert refused["code"] == "invalid_input" and refused["error"] == "code mode is not enabled for this run."
+    # Without Code Mode every tool is direct, and handle_tool_call runs it.
+    assert json.loads(cm.handle_tool_call_sync("get_weather", '{"city": "Rome"}')) == {"city": "Rome", "tempC": 21}
     cm.close()
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import uuid
+import weakref
 from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _native
@@ -66,10 +67,14 @@ class _LoopThread:
         self.loop.run_forever()
 
     def stop(self) -> None:
+        if self.loop.is_closed():
+            return
         if self.loop.is_running():
             self.loop.call_soon_threadsafe(self.loop.stop)
+            if threading.current_thread() is self._thread:
+                return  # stopping from the loop's own thread: it stops when this callback returns
             self._thread.join(timeout=5)
-        if not self.loop.is_running() and not self.loop.is_closed():
+        if not self.loop.is_running():
             self.loop.close()
 
 
@@ -131,12 +136,23 @@ class CodeMode:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._background: Optional[_LoopThread] = None
         self._lock = threading.Lock()
+        # The runtime holds the dispatcher; a weak reference back keeps this object collectable
+        # (dropping it discards its suspended runs and cancels their tool calls).
+        owner = weakref.ref(self)
+
+        def dispatch(kind: str, target: str, input_json: str, info_json: str, responder: _native.Responder) -> Callable[[], Any]:
+            live = owner()
+            if live is None:
+                responder.reject("the CodeMode object that served this tool is gone", "unavailable")
+                return _noop
+            return live._dispatch(kind, target, input_json, info_json, responder)
+
         self._native = _native.CodeMode(
             _config_json(config),
             json.dumps([t.spec() for t in catalog]),
             json.dumps([s.metadata() for s in servers]),
             json.dumps([n.to_json() for n in (namespaces or ())]),
-            self._dispatch,
+            dispatch,
             module_cache,
         )
 
@@ -248,6 +264,7 @@ class CodeMode:
         with self._lock:
             if self._background is None:
                 self._background = _LoopThread()
+                weakref.finalize(self, self._background.stop)
             return self._background.loop
 
     def _sync(self, coro_factory: Callable[[], Any], timeout: Optional[float]) -> Any:
@@ -362,8 +379,10 @@ class CodeMode:
         if name in ("exec", "wait"):
             run = self._start(name, parsed, session_id, agent_run_id, call_id)
             return dumps(await run)
-        direct = next((t for t in self._tools.values() if t.direct_only and t.name == name), None)
-        if direct is not None and self.is_active:
+        # Direct-only tools stay with the model; when Code Mode is not active, every tool is direct.
+        active = self.is_active
+        direct = next((t for t in self._tools.values() if t.name == name and (t.direct_only or not active)), None)
+        if direct is not None:
             try:
                 details, content = await direct.invoke(parsed if isinstance(parsed, dict) else {})
             except ToolError as e:

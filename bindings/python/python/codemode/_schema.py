@@ -180,7 +180,7 @@ def type_schema(tp: Any) -> JsonObject:
 
 
 def _with_doc(schema: JsonObject, tp: type) -> JsonObject:
-    doc = inspect.getdoc(tp)
+    doc = tp.__dict__.get("__doc__")  # not inherited: a TypedDict would describe itself as `dict`
     # dataclasses get a generated `Name(field: type, ...)` docstring; it says nothing new.
     if doc and not doc.startswith(f"{tp.__name__}("):
         schema["description"] = parse_docstring(doc)[0]

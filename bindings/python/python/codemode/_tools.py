@@ -182,7 +182,18 @@ def mcp_outcome(result: Any) -> Tuple[Any, Optional[Any]]:
 
 
 @overload
-def tool(fn: F) -> Tool: ...
+def tool(
+    fn: F,
+    *,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    input_schema: Optional[JsonObject] = None,
+    output_schema: Optional[JsonObject] = None,
+    title: Optional[str] = None,
+    direct_only: bool = False,
+    read_only: Optional[bool] = None,
+    plugin: Optional[str] = None,
+) -> Tool: ...
 
 
 @overload
