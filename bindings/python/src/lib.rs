@@ -231,10 +231,13 @@ fn scope_value(value: &Value, tools: &mut Vec<String>) -> PyResult<ScopeValue> {
             match map.get("args") {
                 None | Some(Value::Null) => namespace_tool(name),
                 Some(Value::Array(fields)) => {
-                    let fields: Vec<String> =
-                        fields.iter().map(|f| f.as_str().map(str::to_owned)).collect::<Option<_>>().ok_or_else(
-                            || PyValueError::new_err("namespace tool `args` must be a list of field names"),
-                        )?;
+                    let fields: Vec<String> = fields
+                        .iter()
+                        .map(|f| f.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| {
+                            PyValueError::new_err("namespace tool `args` must be a list of field names")
+                        })?;
                     namespace_tool_with(name, move |args: &[Value]| {
                         let mut input = Map::new();
                         for (field, arg) in fields.iter().zip(args) {
@@ -278,7 +281,9 @@ fn namespace_registry(namespaces: &Value) -> PyResult<NamespaceRegistry> {
         if let Some(prompt) = text("prompt") {
             registration = registration.prompt(prompt);
         }
-        registry.register_for_plugin(&plugin, registration).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        registry
+            .register_for_plugin(&plugin, registration)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
     Ok(registry)
 }

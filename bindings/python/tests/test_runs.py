@@ -334,3 +334,28 @@ def test_two_codemode_objects_in_one_process() -> None:
         assert value(await one.wait(parked["runId"])) == 1
 
     run(main())
+
+
+def test_the_snapshot_limit() -> None:
+    cm = codemode.CodeMode(tools=[lambda: 1], config={"maxSnapshotBytes": 1024})
+    result = cm.exec_sync("const big = 'y'.repeat(200000) + Math.random(); await yield_control(); return big.length;")
+    assert result["status"] == "failed" and result["code"] == "snapshot_limit_exceeded", result
+    assert cm.run_count() == 0
+    cm.close()
+
+
+def test_the_cap_on_suspended_runs_at_and_past_the_bound() -> None:
+    cm = codemode.CodeMode(tools=[lambda: 1], config=FAST)
+
+    async def main() -> None:
+        parked = [await cm.exec("await yield_control(); return 1;") for _ in range(64)]
+        assert all(r["status"] == "waiting" for r in parked)
+        assert cm.run_count() == 64
+        refused = await cm.exec("await yield_control(); return 1;")
+        assert refused["status"] == "failed" and refused["code"] == "invalid_input"
+        assert refused["error"] == "too many suspended code mode runs."
+        assert value(await cm.wait(parked[0]["runId"])) == 1
+        assert cm.end_session() == 63
+        assert cm.run_count() == 0
+
+    run(main())
