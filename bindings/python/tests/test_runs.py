@@ -359,3 +359,16 @@ def test_the_cap_on_suspended_runs_at_and_past_the_bound() -> None:
         assert cm.run_count() == 0
 
     run(main())
+
+
+def test_a_dropped_codemode_is_collected_with_its_runs() -> None:
+    import gc
+    import weakref
+
+    cm = codemode.CodeMode(tools=[lambda: 1], config=FAST)
+    parked = cm.exec_sync("await yield_control(); return 1;")
+    assert parked["status"] == "waiting" and cm.run_count() == 1
+    ref = weakref.ref(cm)
+    del cm
+    gc.collect()
+    assert ref() is None, "the runtime keeps its CodeMode alive (a reference cycle through the dispatcher)"

@@ -56,3 +56,12 @@ def test_mypy_rejects_misuse(tmp_path: pathlib.Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert 'Argument 1 to "exec_sync" of "CodeMode" has incompatible type "int"' in done.stdout
     assert "Incompatible types in assignment" in done.stdout
+
+
+def test_the_sources_keep_to_python_3_9_syntax() -> None:
+    import ast
+
+    sources = sorted((ROOT / "python" / "codemode").glob("*.py")) + sorted((ROOT / "tests").glob("*.py"))
+    assert len(sources) >= 8
+    for path in sources:
+        ast.parse(path.read_text(), filename=str(path), feature_version=(3, 9))
