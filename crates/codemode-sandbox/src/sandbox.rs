@@ -60,8 +60,12 @@ impl BaseImage {
             }
         }
         // The base carries no per-run accounting: every run starts with zero stats and output.
-        let ledger =
-            Ledger { stats: Default::default(), output: Vec::new(), ..vm.store.data().ledger.clone() };
+        let ledger = Ledger {
+            stats: Default::default(),
+            output: Vec::new(),
+            clock_ns: 0,
+            ..vm.store.data().ledger.clone()
+        };
         let id = {
             let mut h = std::hash::DefaultHasher::new();
             compiled.module_hash.hash(&mut h);
@@ -213,6 +217,9 @@ impl Sandbox {
                 *dst = a ^ b;
             }
         }
+        let clock = Duration::from_nanos(d.ledger.clock_ns);
+        vm.store.data_mut().clock_origin =
+            Some(Instant::now().checked_sub(clock).unwrap_or_else(Instant::now));
         vm.store.data_mut().ledger = d.ledger;
         vm.set_cell_running(d.cell_running);
         Ok(vm)

@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 
 mod abort;
+pub mod admission;
 mod error;
 pub mod host;
 mod run;
@@ -59,6 +60,7 @@ mod surface;
 mod vm;
 
 pub use abort::AbortSignal;
+pub use admission::{Admission, AdmissionLimits, AdmissionUsage};
 pub use codemode_catalog::{Catalog, NamespaceRegistry};
 pub use codemode_core::*;
 pub use codemode_mcp::{McpServer, McpTool};

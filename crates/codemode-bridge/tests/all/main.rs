@@ -3,5 +3,6 @@
 mod boot;
 mod fuzz;
 mod guest;
+mod hostile;
 mod limits;
 mod scope;
