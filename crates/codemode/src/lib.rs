@@ -14,6 +14,9 @@
 //!   `yield_control`) snapshots the VM and returns `waiting`;
 //! - **the run store**: in-process, TTL `snapshotTtlSeconds`, at most [`MAX_SUSPENDED_RUNS`]
 //!   suspended runs, scoped to session and agent run;
+//! - **admission**: a process-wide budget of VMs and guest memory ([`Admission`]; defaults in
+//!   [`AdmissionLimits`]) with a bounded queue; past it `exec`/`wait` fail `runtime_unavailable`
+//!   with a "busy, retry" message;
 //! - **host integration**: [`ToolHost`] runs nested calls (policy, approvals and hooks are the
 //!   host's), [`EventSink`] receives the nested-call projection.
 //!
