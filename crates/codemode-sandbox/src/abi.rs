@@ -53,8 +53,18 @@ pub(crate) struct Ledger {
     /// State of the WASI `random_get` stream.
     pub rng: u64,
     /// The run's monotonic clock (`performance.now()`) at capture, in nanoseconds: a restored VM
-    /// continues from here, so the clock never goes back within a run.
+    /// continues from here plus the time it spent suspended, so the clock never goes back within a
+    /// run and counts real time.
     pub clock_ns: u64,
+    /// When the snapshot was captured, on [`process_clock_ns`].
+    pub captured_at_ns: u64,
+}
+
+/// Nanoseconds since an arbitrary point early in this process (host-side only: snapshots live in
+/// one process, so their capture times are comparable).
+pub(crate) fn process_clock_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Memory cap that remembers whether it refused growth (to classify the trap that follows).

@@ -64,6 +64,7 @@ impl BaseImage {
             stats: Default::default(),
             output: Vec::new(),
             clock_ns: 0,
+            captured_at_ns: 0,
             ..vm.store.data().ledger.clone()
         };
         let id = {
@@ -217,9 +218,13 @@ impl Sandbox {
                 *dst = a ^ b;
             }
         }
-        let clock = Duration::from_nanos(d.ledger.clock_ns);
-        vm.store.data_mut().clock_origin =
-            Some(Instant::now().checked_sub(clock).unwrap_or_else(Instant::now));
+        // The run's clock went on while it was suspended (if it had started).
+        if d.ledger.captured_at_ns != 0 {
+            let suspended = crate::abi::process_clock_ns().saturating_sub(d.ledger.captured_at_ns);
+            let clock = Duration::from_nanos(d.ledger.clock_ns.saturating_add(suspended));
+            vm.store.data_mut().clock_origin =
+                Some(Instant::now().checked_sub(clock).unwrap_or_else(Instant::now));
+        }
         vm.store.data_mut().ledger = d.ledger;
         vm.set_cell_running(d.cell_running);
         Ok(vm)

@@ -529,6 +529,9 @@ impl Vm {
         }
         let st = self.store.data_mut();
         st.ledger.clock_ns = st.clock_ns();
+        // 0: the run's clock has not started (no cell yet).
+        st.ledger.captured_at_ns =
+            if st.clock_origin.is_some() { crate::abi::process_clock_ns().max(1) } else { 0 };
         let data = self.memory.data(&self.store);
         Ok(Snapshot::capture(&self.sandbox, data, &self.store.data().ledger, self.cell_running))
     }

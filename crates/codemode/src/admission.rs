@@ -182,8 +182,7 @@ impl Admission {
         if inner.queued.fetch_add(1, Ordering::SeqCst) >= limits.max_queued as usize {
             inner.queued.fetch_sub(1, Ordering::SeqCst);
             return Err(Refusal::Busy(format!(
-                "code mode is busy: {} runs are in progress and {} are waiting to start; retry in a few \
-                 seconds.",
+                "code mode is busy ({} running, {} waiting to start); retry in a few seconds.",
                 inner.held.load(Ordering::SeqCst),
                 limits.max_queued
             )));

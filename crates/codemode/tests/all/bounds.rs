@@ -143,7 +143,7 @@ async fn past_the_queue_bound_an_exec_is_refused_busy() {
     until(|| admission.usage().queued == 1).await;
     let refused = f.cm.exec(&scoped(3), ExecInput::code("return 3;")).await;
     let message = assert_busy(&refused);
-    assert!(message.contains("1 runs are in progress"), "{message}");
+    assert!(message.contains("(1 running, 1 waiting to start)"), "{message}");
     f.host.approve("openclaw:core:approve_me");
     assert_eq!(value(&holder.await.unwrap()), json!({ "approved": true }));
     assert_eq!(value(&queued.await.unwrap()), json!(2));
@@ -251,5 +251,49 @@ async fn performance_now_counts_from_the_run_start() {
     let (last, _) = f.finish(&run_id(&suspended)).await;
     let pair = value(&last);
     let (t0, t1) = (pair[0].as_f64().unwrap(), pair[1].as_f64().unwrap());
-    assert!(t1 >= t0 + 250.0, "the clock continues across the wait: {t0} -> {t1}");
+    // The slow tool takes 300 ms: suspended time counts.
+    assert!(t1 >= t0 + 290.0, "the clock continues across the wait: {t0} -> {t1}");
+}
+
+/// An embedder whose sandbox pool is smaller than the admission budget: the VM that finds no free
+/// slot fails busy too, in the same words, without naming any configuration type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_sandbox_pool_is_busy_without_rust_names() {
+    let factory: codemode::SandboxFactory = Arc::new(|config, prelude| {
+        let mut c = codemode::SandboxConfig::default();
+        c.memory_limit_bytes = config.memory_limit_bytes;
+        c.max_live_vms = 2;
+        codemode::Sandbox::new(c, prelude)
+    });
+    let host = ScriptedHost::new();
+    host.set("openclaw:core:approve_me", Behavior::Gated(json!("approved")));
+    let cm = CodeMode::builder(config(json!({ "timeoutMs": 20000 })))
+        .tools(fixture_tools())
+        .host(host.clone())
+        .sandbox_factory(factory)
+        .admission(Admission::new(AdmissionLimits::new(16, 8 << 30)))
+        .build()
+        .unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let cm = cm.clone();
+            tokio::spawn(async move {
+                cm.exec(&scoped(i), ExecInput::code("return await tools.approve_me({});")).await
+            })
+        })
+        .collect();
+    // Two VMs can be live; the others fail at once.
+    let mut busy = 0;
+    for _ in 0..4 {
+        host.approve("openclaw:core:approve_me");
+    }
+    for handle in handles {
+        let result = handle.await.unwrap();
+        if let CodeModeResult::Failed(_) = &result {
+            let message = assert_busy(&result);
+            assert!(message.contains("every sandbox slot is in use"), "{message}");
+            busy += 1;
+        }
+    }
+    assert!(busy >= 1, "at least one of four execs found the two-slot pool full");
 }
