@@ -237,20 +237,87 @@ fn mcp_table(mcp: &Value) -> Result<(Map<String, Value>, ApiFileTable), BridgeEr
 /// decimal string, a cycle or excessive depth a catchable `TypeError`, and setters guest code put on
 /// `Array.prototype` cannot interfere. Pass the result to the sandbox's `eval_cell` instead of `body`,
 /// and decode the completed value with [`decode_cell_value`]. The prefix sits on the first line, so
-/// line numbers do not move.
+/// line numbers do not move. The value is not bounded; see [`wrap_cell_within`].
 pub fn wrap_cell(body: &str) -> String {
     format!("return {RESULT_FUNCTION}(await (async () => {{{body}\n}})());")
+}
+
+/// [`wrap_cell`] for a value that must fit in `max_bytes` (the run's `maxOutputBytes`): the guest
+/// hands back the value's JSON text only when it has at most `max_bytes` UTF-16 code units (a text
+/// never has fewer UTF-8 bytes than code units), otherwise just its length, so an oversized value
+/// never crosses into the host. Decode with [`decode_cell_value_within`]. The first line is the
+/// same as [`wrap_cell`]'s (the bound sits after the body).
+pub fn wrap_cell_within(body: &str, max_bytes: u64) -> String {
+    format!("return {RESULT_FUNCTION}(await (async () => {{{body}\n}})(), {max_bytes});")
+}
+
+/// A completed cell's value and the UTF-8 bytes of its JSON text (what the value counts against
+/// `maxOutputBytes`, like a `json(...)` output item).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CellValue {
+    /// The value (`null` for `undefined`).
+    pub value: Value,
+    /// UTF-8 bytes of its restricted JSON text (0 for `undefined`: nothing was returned).
+    pub bytes: u64,
+}
+
+/// Why a completed cell's value was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CellValueError {
+    /// The value's JSON text is over the bound. `bytes` is its size, or for a value the guest kept
+    /// (see [`wrap_cell_within`]) a lower bound of it.
+    #[error("the returned value is {bytes} bytes or more; at most {limit} bytes are allowed")]
+    TooLarge {
+        /// Size of the value's JSON text (at least).
+        bytes: u64,
+        /// The bound.
+        limit: u64,
+    },
+    /// The value is not what the prelude produces (a defect, never caused by guest code).
+    #[error("the cell's value could not be decoded: {0}")]
+    Invalid(JsonError),
 }
 
 /// Decodes the completed value of a [`wrap_cell`] cell: the sandbox's `value_json` is a JSON string
 /// whose content is the restricted JSON text of the value (`None`, for `undefined` or a function,
 /// becomes `null`). The inner text is decoded strictly, at most [`MAX_VALUE_DEPTH`] deep.
 pub fn decode_cell_value(value_json: Option<&str>) -> Result<Value, JsonError> {
-    let Some(outer) = value_json else { return Ok(Value::Null) };
+    match decode_cell_value_within(value_json, u64::MAX) {
+        Ok(cell) => Ok(cell.value),
+        Err(CellValueError::Invalid(e)) => Err(e),
+        Err(CellValueError::TooLarge { bytes, limit }) => Err(JsonError::TooLarge {
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+        }),
+    }
+}
+
+/// Decodes the completed value of a [`wrap_cell_within`] cell whose JSON text may have at most
+/// `max_bytes` UTF-8 bytes. An oversized text is refused before it is parsed (nothing is allocated
+/// for it); a value the guest kept (its length, a JSON number) is [`CellValueError::TooLarge`] too.
+pub fn decode_cell_value_within(
+    value_json: Option<&str>,
+    max_bytes: u64,
+) -> Result<CellValue, CellValueError> {
+    let Some(outer) = value_json else { return Ok(CellValue { value: Value::Null, bytes: 0 }) };
     let unbounded = DecodeLimits { max_bytes: usize::MAX, max_depth: MAX_VALUE_DEPTH };
-    match json::decode_json(outer, &unbounded)? {
-        Value::String(inner) => json::decode_json(&inner, &unbounded),
-        _ => Err(JsonError::Syntax("the cell value was not produced by the prelude's encoder".into())),
+    match json::decode_json(outer, &unbounded).map_err(CellValueError::Invalid)? {
+        Value::String(inner) => {
+            let bytes = inner.len() as u64;
+            if bytes > max_bytes {
+                return Err(CellValueError::TooLarge { bytes, limit: max_bytes });
+            }
+            let value = json::decode_json(&inner, &unbounded).map_err(CellValueError::Invalid)?;
+            Ok(CellValue { value, bytes })
+        }
+        Value::Number(n) if n.as_u64().is_some_and(|units| units > max_bytes) => {
+            Err(CellValueError::TooLarge { bytes: n.as_u64().unwrap_or(u64::MAX), limit: max_bytes })
+        }
+        _ => Err(CellValueError::Invalid(JsonError::Syntax(
+            "the cell value was not produced by the prelude's encoder".into(),
+        ))),
     }
 }
 
@@ -268,6 +335,38 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
         let outer = Value::String(deep).to_string();
         assert_eq!(decode_cell_value(Some(&outer)), Err(JsonError::TooDeep { limit: 64 }));
+    }
+
+    #[test]
+    fn bounded_cell_values_are_refused_past_the_bound() {
+        let at = Value::String(format!("\"{}\"", "x".repeat(8))).to_string();
+        assert_eq!(
+            decode_cell_value_within(Some(&at), 10),
+            Ok(CellValue { value: json!("xxxxxxxx"), bytes: 10 })
+        );
+        assert_eq!(
+            decode_cell_value_within(Some(&at), 9),
+            Err(CellValueError::TooLarge { bytes: 10, limit: 9 })
+        );
+        // UTF-8 bytes count, not characters.
+        let wide = Value::String("\"é\"".into()).to_string();
+        assert_eq!(decode_cell_value_within(Some(&wide), 4).map(|c| c.bytes), Ok(4));
+        assert!(decode_cell_value_within(Some(&wide), 3).is_err());
+        // What the guest sends for a value it kept: its length.
+        assert_eq!(
+            decode_cell_value_within(Some("70000"), 65536),
+            Err(CellValueError::TooLarge { bytes: 70000, limit: 65536 })
+        );
+        assert!(matches!(decode_cell_value_within(Some("12"), 65536), Err(CellValueError::Invalid(_))));
+        assert_eq!(decode_cell_value_within(None, 0).map(|c| c.bytes), Ok(0));
+    }
+
+    #[test]
+    fn wrap_cell_within_keeps_the_first_line_of_wrap_cell() {
+        let a = wrap_cell("1;\nreturn 2;");
+        let b = wrap_cell_within("1;\nreturn 2;", 65536);
+        assert_eq!(a.lines().next(), b.lines().next());
+        assert!(b.ends_with("})(), 65536);"), "{b}");
     }
 
     #[test]

@@ -47,7 +47,9 @@
 //!    host/tool failures), then call [`RunBudgets::on_delivered`].
 //! 4. Before suspending or draining more calls, check [`OutputAccumulator::limit_exceeded`]
 //!    (`output_limit_exceeded`); put [`OutputAccumulator::take_new`] in each result; decode a completed
-//!    value with [`decode_cell_value`]. Store the budgets and the accumulator with the snapshot.
+//!    value with [`decode_cell_value_within`] (cells wrapped by [`wrap_cell_within`]); the value's
+//!    bytes plus [`OutputAccumulator::used_bytes`] must fit in `maxOutputBytes`, else the run fails
+//!    with `output_limit_exceeded`. Store the budgets and the accumulator with the snapshot.
 //!
 //! # Decisions
 //!
@@ -80,8 +82,8 @@ mod sanitize;
 pub mod scope;
 
 pub use boot::{
-    BOOT_FUNCTION, BootContext, MCP_SERVER_HELPERS, NAMESPACES_FUNCTION, RESULT_FUNCTION, TOOLS_HELPERS,
-    decode_cell_value, wrap_cell,
+    BOOT_FUNCTION, BootContext, CellValue, CellValueError, MCP_SERVER_HELPERS, NAMESPACES_FUNCTION,
+    RESULT_FUNCTION, TOOLS_HELPERS, decode_cell_value, decode_cell_value_within, wrap_cell, wrap_cell_within,
 };
 pub use budget::{
     BudgetLimits, BudgetRefusal, OutputAccumulator, OutputKind, OutputRefusal, RunBudgets,

@@ -7,7 +7,8 @@
 //                             deletes itself. Without `namespaces` in the JSON it leaves
 //                             __codemode_namespaces(json) instead: the API is then baked into a
 //                             base image once, and each run adds its namespaces (and deletes the hook)
-//   __codemode_result(v)    - encodes a cell's return value (see `wrap_cell` in boot.rs)
+//   __codemode_result(v, n) - encodes a cell's return value (see `wrap_cell` in boot.rs); with `n`,
+//                             a text over n code units is replaced by its length
 // Everything that crosses to the host is restricted JSON text built by `encode` below; nothing here
 // calls a method that user code could have replaced after load (no `.push`, `.then`, `JSON.*`, ...).
 (function (global) {
@@ -73,6 +74,82 @@
 
   delete global.__codemode_host_call;
   delete global.__codemode_output;
+
+  // ---- stack-trace hook: no frame's function or receiver is reachable ----
+  // The engine passes CallSite objects to a guest's `Error.prepareStackTrace` (for any error,
+  // `Error.captureStackTrace` included). Their `getFunction`/`getThis` would hand out the functions
+  // on the stack (this prelude's among them, when a getter, trap or coercion the prelude triggers
+  // creates an error) and their receivers. Both are replaced, for every frame, by functions that
+  // return undefined, and the CallSite prototype is frozen; names, files and positions stay. If the
+  // engine's CallSites cannot be sealed, the hook is disabled instead; if neither holds, the
+  // prelude refuses to load (the sandbox is then unavailable: fail closed).
+  function undefinedFrameMember() {
+    return undefined;
+  }
+  function captureCallSites() {
+    const saved = getOwnPropertyDescriptor(ErrorCtor, "prepareStackTrace");
+    const previous = ErrorCtor.prepareStackTrace;
+    let sites;
+    try {
+      ErrorCtor.prepareStackTrace = function (_error, callSites) {
+        return callSites;
+      };
+      sites = new ErrorCtor("probe").stack;
+    } catch (_) {
+      sites = undefined; // the hook cannot be set (disabled below)
+    } finally {
+      // An accessor keeps the hook in engine state: put the previous value back through it.
+      if (saved === undefined) delete ErrorCtor.prepareStackTrace;
+      else if (saved.set !== undefined) ErrorCtor.prepareStackTrace = previous;
+      else defineProperty(ErrorCtor, "prepareStackTrace", saved);
+    }
+    return isArray(sites) && sites.length > 0 ? sites : undefined;
+  }
+  function revealsFrames(sites) {
+    for (let i = 0; i < sites.length; i++) {
+      const site = sites[i];
+      const getFunction = site.getFunction;
+      const getThis = site.getThis;
+      if (typeof getFunction === "function" && apply(getFunction, site, []) !== undefined) return true;
+      if (typeof getThis === "function" && apply(getThis, site, []) !== undefined) return true;
+    }
+    return false;
+  }
+  (function sealCallSites() {
+    const sites = captureCallSites();
+    if (sites === undefined) return; // no CallSite objects in this engine: nothing to seal
+    const proto = getPrototypeOf(sites[0]);
+    if (proto !== null && proto !== objectPrototype) {
+      const names = ["getFunction", "getThis"];
+      for (let i = 0; i < names.length; i++) {
+        const d = getOwnPropertyDescriptor(proto, names[i]);
+        if (d === undefined || d.configurable) {
+          defineProperty(proto, names[i], {
+            __proto__: null,
+            value: undefinedFrameMember,
+            writable: false,
+            enumerable: false,
+            configurable: false,
+          });
+        }
+      }
+      objectFreeze(proto);
+    }
+    const again = captureCallSites();
+    if (again === undefined || !revealsFrames(again)) return;
+    // Sealing did not hold (per-object members): take the hook away for good.
+    defineProperty(ErrorCtor, "prepareStackTrace", {
+      __proto__: null,
+      value: undefined,
+      writable: false,
+      enumerable: false,
+      configurable: false,
+    });
+    const last = captureCallSites();
+    if (last !== undefined && revealsFrames(last)) {
+      throw new ErrorCtor("codemode prelude: stack frames would expose functions to guest code");
+    }
+  })();
 
   // ---- small helpers that never touch replaceable prototypes ----
   function put(target, key, value) {
@@ -657,8 +734,13 @@
   }
 
   // The cell's value as restricted JSON text (a string), or undefined; see `decode_cell_value`.
-  function cellResult(value) {
-    return encode(value, "the cell's return value");
+  // With `maxChars` (see `wrap_cell_within`), a text longer than that many UTF-16 code units (so
+  // more than that many UTF-8 bytes) stays here: only its length (a number) is returned, and the
+  // host fails the run with output_limit_exceeded.
+  function cellResult(value, maxChars) {
+    const text = encode(value, "the cell's return value");
+    if (typeof maxChars === "number" && text !== undefined && text.length > maxChars) return text.length;
+    return text;
   }
 
   // ---- API virtual files (same rules as api_files.rs) ----

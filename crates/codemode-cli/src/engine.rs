@@ -138,7 +138,8 @@ pub struct Engine {
     code_mode: CodeMode,
     host: Arc<FixtureHost>,
     events: Arc<Events>,
-    in_flight: Arc<Mutex<HashMap<String, (AbortSignal, String)>>>,
+    in_flight: Arc<Mutex<HashMap<String, (AbortSignal, u64)>>>,
+    next_token: Arc<std::sync::atomic::AtomicU64>,
     tools: Vec<ToolSpec>,
     host_source: String,
 }
@@ -178,7 +179,15 @@ impl Engine {
             .build()
             .map_err(|e| CliError::Runtime(e.to_string()))?;
         let host_source = options.catalog.host_source_name().to_owned();
-        Ok(Engine { code_mode, host, events, in_flight: Arc::default(), tools, host_source })
+        Ok(Engine {
+            code_mode,
+            host,
+            events,
+            in_flight: Arc::default(),
+            next_token: Arc::default(),
+            tools,
+            host_source,
+        })
     }
 
     /// The catalog id Code Mode gives `spec` (with the catalog's host source).
@@ -257,6 +266,21 @@ pub fn definition_json(definition: &ToolDefinition) -> Value {
     })
 }
 
+impl Engine {
+    /// Registers an in-flight request under `key` unless that key is taken (the request that
+    /// registered first keeps it); returns this registration's token.
+    fn register(&self, key: String, abort: &AbortSignal) -> u64 {
+        let token = self.next_token.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_insert((abort.clone(), token));
+        token
+    }
+
+    /// Removes the entries of one registration (its key and the run ids it announced).
+    fn deregister(&self, token: u64) {
+        self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, (_, owner)| *owner != token);
+    }
+}
+
 /// The session's key for an in-flight exec/wait, used as the exec's call id when the client gave none.
 fn request_call_id(scope: &RunScope) -> Option<String> {
     scope.call_id.clone()
@@ -269,32 +293,22 @@ impl SessionBackend for Engine {
     }
 
     async fn exec(&self, scope: RunScope, input: Value, abort: AbortSignal) -> Result<Value, RequestError> {
-        let key = request_call_id(&scope).map(|k| format!("call:{k}"));
-        if let Some(key) = &key {
-            self.in_flight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), (abort.clone(), key.clone()));
-        }
+        let registration = request_call_id(&scope).map(|k| self.register(format!("call:{k}"), &abort));
         let result = Engine::exec(self, &scope, &input, abort).await;
-        if let Some(key) = &key {
-            self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, (_, owner)| owner != key);
+        if let Some(token) = registration {
+            self.deregister(token);
         }
         Ok(with_manual_inputs(result, &self.host.manual_calls()))
     }
 
     async fn wait(&self, scope: RunScope, input: Value, abort: AbortSignal) -> Result<Value, RequestError> {
+        // A wait on a run that an exec (or another wait) is still driving does not take over its
+        // entry: `cancel {runId}` keeps reaching the request that drives the run.
         let run_id = input.get("runId").and_then(Value::as_str).map(str::to_owned);
-        let key = run_id.as_ref().map(|r| format!("run:{r}"));
-        if let Some(key) = &key {
-            self.in_flight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(key.clone(), (abort.clone(), key.clone()));
-        }
+        let registration = run_id.map(|r| self.register(format!("run:{r}"), &abort));
         let result = Engine::wait(self, &scope, &input, abort).await;
-        if let Some(key) = &key {
-            self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, (_, owner)| owner != key);
+        if let Some(token) = registration {
+            self.deregister(token);
         }
         Ok(with_manual_inputs(result, &self.host.manual_calls()))
     }
@@ -333,7 +347,8 @@ impl SessionBackend for Engine {
             let Some(parent) = parent else { return };
             let mut map = in_flight.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(entry) = map.get(&format!("call:{parent}")).cloned() {
-                map.entry(format!("run:{run_id}")).or_insert(entry);
+                // The exec drives the run: its entry wins over a wait that raced in first.
+                map.insert(format!("run:{run_id}"), entry);
             }
         });
         *self.events.on_run.lock().unwrap_or_else(|p| p.into_inner()) = Some(listener);

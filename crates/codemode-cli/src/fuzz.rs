@@ -23,12 +23,17 @@ pub fn check_fixture(data: &[u8]) {
 }
 
 /// Any line handed to the session's request parser yields a request or a protocol error, never a
-/// panic; an `id` salvaged from a broken line is a number, a string or null.
+/// panic; the `id` an answer echoes is valid JSON, and an `id` salvaged from a broken line is a
+/// number, a string or null.
 pub fn check_session_line(data: &[u8]) {
     let line = String::from_utf8_lossy(data);
-    let id = crate::session::salvage_id(&line);
-    assert!(matches!(id, Value::Null | Value::Number(_) | Value::String(_)));
-    if let Ok(request) = serde_json::from_str::<Value>(&line) {
-        let _ = crate::session::check_request(&request);
-    }
+    let salvaged = crate::session::salvage_id(&line);
+    let salvaged: Value = serde_json::from_str::<&serde_json::value::RawValue>(salvaged.as_str())
+        .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+        .expect("a salvaged id is JSON");
+    assert!(matches!(salvaged, Value::Null | Value::Number(_) | Value::String(_)));
+    let id = match crate::session::check_line(&line) {
+        Ok(id) | Err(id) => id,
+    };
+    assert!(serde_json::from_str::<&serde_json::value::RawValue>(id.as_str()).is_ok(), "{}", id.as_str());
 }

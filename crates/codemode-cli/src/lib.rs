@@ -29,3 +29,14 @@ pub mod serve;
 pub mod session;
 
 pub use error::CliError;
+
+/// Writes `text` to stdout and flushes it. A reader that went away (`codemode exec … | head`) is
+/// not an error: the output is simply no longer wanted.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

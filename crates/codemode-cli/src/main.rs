@@ -167,7 +167,9 @@ async fn exec(engine: &Engine, language: Option<String>, code: String) -> Result
     }
     let scope = RunScope::new("cli", "exec").with_call_id("exec-1");
     let result = engine.exec(&scope, &arguments, AbortSignal::new()).await;
-    println!("{}", serde_json::to_string_pretty(&result)?);
+    let mut text = serde_json::to_string_pretty(&result)?;
+    text.push('\n');
+    codemode_cli::write_stdout(&text)?;
     Ok(())
 }
 

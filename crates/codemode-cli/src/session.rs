@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use codemode::{AbortSignal, RunScope};
-use serde_json::{Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -73,11 +74,11 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Line>();
     let writer = tokio::spawn(async move {
         let mut output = output;
         while let Some(line) = rx.recv().await {
-            let mut text = line.to_string();
+            let mut text = line.to_text();
             text.push('\n');
             output.write_all(text.as_bytes()).await?;
             output.flush().await?;
@@ -87,7 +88,7 @@ where
     {
         let events = tx.clone();
         backend.manual_calls().on_call(move |call| {
-            let _ = events.send(call.to_event_json());
+            let _ = events.send(Line::Event(call.to_event_json()));
         });
     }
     let in_flight: InFlight = Arc::default();
@@ -97,53 +98,52 @@ where
         let line = match line {
             Ok(line) => line,
             Err(error) => {
-                let _ = tx.send(json!({ "id": null, "error": error.to_json() }));
+                let _ = tx.send(Line::error(RawId::null(), &error));
                 continue;
             }
         };
         if line.trim().is_empty() {
             continue;
         }
-        let request: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                let id = salvage_id(&line);
-                let error = RequestError::new("parse_error", format!("the line is not valid JSON: {e}"));
-                let _ = tx.send(json!({ "id": id, "error": error.to_json() }));
-                continue;
-            }
-        };
-        let id = request.get("id").cloned().unwrap_or(Value::Null);
-        let op = match parse_op(&request) {
-            Ok(op) => op,
-            Err(error) => {
-                let _ = tx.send(json!({ "id": id, "error": error.to_json() }));
+        let (id, op) = match parse_line(&line) {
+            Ok(request) => request,
+            Err((id, error)) => {
+                let _ = tx.send(Line::error(id, &error));
                 continue;
             }
         };
         // `cancel` of an in-flight request by id: abort its task and answer it as cancelled.
         if let Op::CancelRequest(target) = &op {
-            let key = target.to_string();
+            let key = target.key();
             let signal = in_flight.lock().unwrap_or_else(|p| p.into_inner()).get(&key).map(|e| e.0.clone());
             let answer = match signal {
                 Some(signal) => {
                     // The request answers itself (a `failed` result with code `aborted`).
                     signal.abort();
-                    json!({ "id": id, "result": { "requestId": target, "cancelled": true } })
+                    Line::Text(format!(
+                        r#"{{"id":{},"result":{{"requestId":{},"cancelled":true}}}}"#,
+                        id.as_str(),
+                        target.as_str()
+                    ))
                 }
-                None => {
-                    json!({ "id": id, "error": RequestError::new("unknown_request", format!("no request with id {key} is in flight")).to_json() })
-                }
+                None => Line::error(
+                    id,
+                    &RequestError::new(
+                        "unknown_request",
+                        format!("no request with id {} is in flight", target.as_str()),
+                    ),
+                ),
             };
             let _ = tx.send(answer);
             continue;
         }
-        let key = id.to_string();
+        let key = id.key();
         if in_flight.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key) {
             let error = RequestError::bad_request(format!(
-                "a request with id {key} is still in flight; use unique ids"
+                "a request with id {} is still in flight; use unique ids",
+                id.as_str()
             ));
-            let _ = tx.send(json!({ "id": id, "error": error.to_json() }));
+            let _ = tx.send(Line::error(id, &error));
             continue;
         }
         let op = with_default_call_id(op, &id);
@@ -162,8 +162,8 @@ where
                 let result = dispatch(&*backend, op, abort_for_task).await;
                 registry.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
                 let line = match result {
-                    Ok(value) => json!({ "id": answer_id, "result": value }),
-                    Err(error) => json!({ "id": answer_id, "error": error.to_json() }),
+                    Ok(value) => Line::answer(answer_id, json!({ "result": value })),
+                    Err(error) => Line::error(answer_id, &error),
                 };
                 let _ = answers.send(line);
             }
@@ -237,50 +237,207 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 }
 
-/// Best effort: read `"id": <number or string>` from a line that is not valid JSON.
-pub(crate) fn salvage_id(line: &str) -> Value {
-    let Some(at) = line.find("\"id\"") else { return Value::Null };
-    let rest = line[at + 4..].trim_start();
-    let Some(rest) = rest.strip_prefix(':') else { return Value::Null };
-    let rest = rest.trim_start();
-    if let Some(string) = rest.strip_prefix('"') {
-        return match string.find('"') {
-            Some(end) if !string[..end].contains('\\') => Value::String(string[..end].to_owned()),
-            _ => Value::Null,
-        };
+/// An answer's `id`: the request's `id` exactly as the client wrote it (its raw JSON text, so
+/// `1e400` and integers past 64 bits come back unchanged), or `null`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RawId(String);
+
+impl RawId {
+    fn null() -> RawId {
+        RawId("null".into())
     }
-    let number: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
-    number.parse::<i64>().map(Value::from).unwrap_or(Value::Null)
+
+    fn of(raw: &RawValue) -> RawId {
+        RawId(raw.get().to_owned())
+    }
+
+    /// The raw JSON text.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn is_string(&self) -> bool {
+        self.0.starts_with('"')
+    }
+
+    fn is_number(&self) -> bool {
+        self.0.starts_with(|c: char| c == '-' || c.is_ascii_digit())
+    }
+
+    /// The in-flight key: a string id by its content (escapes do not matter), a number by its text.
+    fn key(&self) -> String {
+        match serde_json::from_str::<String>(&self.0) {
+            Ok(text) if self.is_string() => Value::String(text).to_string(),
+            _ => self.0.clone(),
+        }
+    }
+
+    /// A string id's content, or the number's text (for `req-<id>` call ids).
+    fn label(&self) -> String {
+        if self.is_string() {
+            serde_json::from_str::<String>(&self.0).unwrap_or_else(|_| self.0.clone())
+        } else {
+            self.0.clone()
+        }
+    }
 }
 
-/// Parses a request without running it (for the fuzz check).
-pub(crate) fn check_request(request: &Value) -> Result<(), RequestError> {
-    parse_op(request).map(|_| ())
+/// One output line: an event (no id) or an answer to a request.
+enum Line {
+    Event(Value),
+    /// `{"id": <raw>, ...body}`; `body` is an object (`result` or `error`).
+    Answer {
+        id: RawId,
+        body: Value,
+    },
+    /// A line assembled already.
+    Text(String),
 }
 
-enum Op {
+impl Line {
+    fn answer(id: RawId, body: Value) -> Line {
+        Line::Answer { id, body }
+    }
+
+    fn error(id: RawId, error: &RequestError) -> Line {
+        Line::Answer { id, body: json!({ "error": error.to_json() }) }
+    }
+
+    fn to_text(&self) -> String {
+        match self {
+            Line::Event(value) => value.to_string(),
+            Line::Text(text) => text.clone(),
+            Line::Answer { id, body } => {
+                let rest = body.to_string();
+                match rest.strip_prefix('{') {
+                    Some("}") | None => format!("{{\"id\":{}}}", id.as_str()),
+                    Some(members) => format!("{{\"id\":{},{members}", id.as_str()),
+                }
+            }
+        }
+    }
+}
+
+/// Best effort: read `"id": <number or string>` from a line that is not valid JSON, as raw text.
+pub(crate) fn salvage_id(line: &str) -> RawId {
+    let Some(at) = line.find("\"id\"") else { return RawId::null() };
+    let rest = line[at + 4..].trim_start();
+    let Some(rest) = rest.strip_prefix(':') else { return RawId::null() };
+    let rest = rest.trim_start();
+    let token = if let Some(string) = rest.strip_prefix('"') {
+        match string.find('"') {
+            Some(end) if !string[..end].contains('\\') => &rest[..end + 2],
+            _ => return RawId::null(),
+        }
+    } else {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
+            .unwrap_or(rest.len());
+        &rest[..end]
+    };
+    // Only a complete JSON string or number is echoed.
+    match serde_json::from_str::<&RawValue>(token) {
+        Ok(raw) if raw.get().starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit()) => {
+            RawId::of(raw)
+        }
+        _ => RawId::null(),
+    }
+}
+
+/// Parses one request line: the raw `id` and the operation, or the error answer's id and error.
+/// Members other than `id` and `requestId` are read as ordinary JSON values.
+pub(crate) fn parse_line(line: &str) -> Result<(RawId, Op), (RawId, RequestError)> {
+    let members: Vec<(String, &RawValue)> = match serde_json::from_str::<Members<'_>>(line) {
+        Ok(members) => members.0,
+        Err(e) => {
+            return Err(match serde_json::from_str::<&RawValue>(line) {
+                Ok(_) => (RawId::null(), not_an_object()),
+                Err(_) => (
+                    salvage_id(line),
+                    RequestError::new("parse_error", format!("the line is not valid JSON: {e}")),
+                ),
+            });
+        }
+    };
+    // Like a JSON parser, the last of duplicate members wins.
+    let raw_member =
+        |name: &str| members.iter().rev().find(|(k, _)| k == name).map(|(_, raw)| RawId::of(raw));
+    let (id, request_id) = (raw_member("id"), raw_member("requestId"));
+    let mut map = Map::new();
+    for (key, raw) in members.iter().filter(|(k, _)| k != "id" && k != "requestId") {
+        let value = serde_json::from_str::<Value>(raw.get()).map_err(|e| {
+            let error = RequestError::new("parse_error", format!("the line is not valid JSON: {e}"));
+            (id.clone().unwrap_or_else(RawId::null), error)
+        })?;
+        map.insert(key.clone(), value);
+    }
+    let Some(id) = id else {
+        return Err((
+            RawId::null(),
+            RequestError::bad_request("missing `id` (a number or string the answer will carry)"),
+        ));
+    };
+    if !(id.is_number() || id.is_string()) {
+        return Err((id, RequestError::bad_request("`id` must be a number or a string")));
+    }
+    match parse_op(&Value::Object(map), request_id) {
+        Ok(op) => Ok((id, op)),
+        Err(error) => Err((id, error)),
+    }
+}
+
+fn not_an_object() -> RequestError {
+    RequestError::bad_request("a request must be a JSON object: {\"id\", \"op\", ...}")
+}
+
+/// A JSON object's members in order, values kept as raw text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push((key, value));
+                }
+                Ok(Members(out))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// Parses a request line without running it (for the fuzz check).
+pub(crate) fn check_line(line: &str) -> Result<RawId, RawId> {
+    match parse_line(line) {
+        Ok((id, _)) => Ok(id),
+        Err((id, _)) => Err(id),
+    }
+}
+
+pub(crate) enum Op {
     Surface,
     Exec(RunScope, Value),
     Wait(RunScope, Value),
     Resolve(String, Value),
     Cancel(String),
-    CancelRequest(Value),
+    CancelRequest(RawId),
     EndSession(String),
 }
 
 const OPS: &str = "surface, exec, wait, resolve, cancel, endSession";
 
-fn parse_op(request: &Value) -> Result<Op, RequestError> {
+/// The operation of a request whose `id` was read already (`requestId`, raw, read apart too).
+fn parse_op(request: &Value, request_id: Option<RawId>) -> Result<Op, RequestError> {
     let Value::Object(map) = request else {
-        return Err(RequestError::bad_request("a request must be a JSON object: {\"id\", \"op\", ...}"));
+        return Err(not_an_object());
     };
-    match map.get("id") {
-        Some(Value::Number(_)) | Some(Value::String(_)) => {}
-        None => {
-            return Err(RequestError::bad_request("missing `id` (a number or string the answer will carry)"));
-        }
-        Some(_) => return Err(RequestError::bad_request("`id` must be a number or a string")),
-    }
     let op = map
         .get("op")
         .and_then(Value::as_str)
@@ -298,8 +455,8 @@ fn parse_op(request: &Value) -> Result<Op, RequestError> {
             Ok(Op::Resolve(call_id.to_owned(), request.clone()))
         }
         "cancel" => {
-            if let Some(target) = map.get("requestId") {
-                return Ok(Op::CancelRequest(target.clone()));
+            if let Some(target) = request_id {
+                return Ok(Op::CancelRequest(target));
             }
             let run_id = map
                 .get("runId")
@@ -360,14 +517,10 @@ fn parse_scope(scope: Option<&Value>) -> Result<RunScope, RequestError> {
 
 /// An exec without `scope.callId` gets `req-<id>`, so its nested calls (and `cancel` by `runId`) can
 /// be traced back to the request.
-fn with_default_call_id(op: Op, id: &Value) -> Op {
+fn with_default_call_id(op: Op, id: &RawId) -> Op {
     match op {
         Op::Exec(scope, input) if scope.call_id.is_none() => {
-            let suffix = match id {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            Op::Exec(scope.with_call_id(format!("req-{suffix}")), input)
+            Op::Exec(scope.with_call_id(format!("req-{}", id.label())), input)
         }
         other => other,
     }
@@ -400,8 +553,29 @@ mod tests {
 
     #[test]
     fn salvages_ids_from_broken_lines() {
-        assert_eq!(salvage_id(r#"{"id": 7, "op": "exec", "#), json!(7));
-        assert_eq!(salvage_id(r#"{"id":"a-1","op":}"#), json!("a-1"));
-        assert_eq!(salvage_id("garbage"), Value::Null);
+        assert_eq!(salvage_id(r#"{"id": 7, "op": "exec", "#).as_str(), "7");
+        assert_eq!(salvage_id(r#"{"id":"a-1","op":}"#).as_str(), r#""a-1""#);
+        assert_eq!(salvage_id(r#"{"id": 1e400, "op": "#).as_str(), "1e400");
+        assert_eq!(salvage_id(r#"{"id": 12345678901234567890123, "#).as_str(), "12345678901234567890123");
+        assert_eq!(salvage_id(r#"{"id": 1e, "#).as_str(), "null");
+        assert_eq!(salvage_id("garbage").as_str(), "null");
+    }
+
+    #[test]
+    fn ids_are_echoed_as_written() {
+        for raw in ["1e400", "12345678901234567890123", "-0", "1.50", r#""a\u0041""#] {
+            let line = format!(r#"{{"id": {raw}, "op": "surface"}}"#);
+            let (id, op) = parse_line(&line).unwrap_or_else(|(_, e)| panic!("{raw}: {e:?}"));
+            assert!(matches!(op, Op::Surface));
+            assert_eq!(id.as_str(), raw);
+            let text = Line::answer(id, json!({ "result": 1 })).to_text();
+            assert_eq!(text, format!(r#"{{"id":{raw},"result":1}}"#));
+        }
+        let (id, _) = parse_line(r#"{"id": [1], "op": "surface"}"#).err().unwrap();
+        assert_eq!(id.as_str(), "[1]");
+        let (id, e) = parse_line(r#"[1]"#).err().unwrap();
+        assert_eq!((id.as_str(), e.code.as_str()), ("null", "bad_request"));
+        // Same string id, different escapes: one in-flight key.
+        assert_eq!(RawId(r#""aA""#.into()).key(), RawId(r#""a\u0041""#.into()).key());
     }
 }

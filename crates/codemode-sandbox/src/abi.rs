@@ -52,6 +52,19 @@ pub(crate) struct Ledger {
     pub stats: AbiStats,
     /// State of the WASI `random_get` stream.
     pub rng: u64,
+    /// The run's monotonic clock (`performance.now()`) at capture, in nanoseconds: a restored VM
+    /// continues from here plus the time it spent suspended, so the clock never goes back within a
+    /// run and counts real time.
+    pub clock_ns: u64,
+    /// When the snapshot was captured, on [`process_clock_ns`].
+    pub captured_at_ns: u64,
+}
+
+/// Nanoseconds since an arbitrary point early in this process (host-side only: snapshots live in
+/// one process, so their capture times are comparable).
+pub(crate) fn process_clock_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Memory cap that remembers whether it refused growth (to classify the trap that follows).
@@ -95,6 +108,9 @@ pub(crate) struct HostState {
     pub deadline: Instant,
     pub timed_out: bool,
     pub exited: Option<i32>,
+    /// When the run's monotonic clock read 0: set when the first cell starts (a VM started ahead
+    /// of its run does not count the time it waited), or from the snapshot on restore.
+    pub clock_origin: Option<Instant>,
 }
 
 impl HostState {
@@ -112,7 +128,13 @@ impl HostState {
             deadline: Instant::now(),
             timed_out: false,
             exited: None,
+            clock_origin: None,
         }
+    }
+
+    /// Nanoseconds on the run's monotonic clock (0 before the first cell starts).
+    pub fn clock_ns(&self) -> u64 {
+        self.clock_origin.map_or(0, |origin| u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX))
     }
 
     fn refuse(&mut self, mut message: String) -> i64 {
@@ -159,11 +181,6 @@ fn next_random(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn monotonic_origin() -> Instant {
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *ORIGIN.get_or_init(Instant::now)
 }
 
 /// The linker with the `codemode` imports and the WASI shim; nothing else.
@@ -220,13 +237,15 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         "clock_time_get",
         |mut caller: Caller<'_, HostState>, id: i32, _prec: i64, out: u32| {
             let det = caller.data().deterministic;
+            let run_clock = caller.data().clock_ns();
             let ns: u64 = match (id, det) {
                 (0, Some(d)) => d.clock_ms.saturating_mul(1_000_000),
                 (0, None) => std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos() as u64),
                 (1..=3, Some(_)) => 0,
-                (1..=3, None) => monotonic_origin().elapsed().as_nanos() as u64,
+                // Monotonic clocks count from the run's start, not the process's (no uptime leak).
+                (1..=3, None) => run_clock,
                 _ => return Ok(ERRNO_INVAL),
             };
             Ok(if write_bytes(&mut caller, out, &ns.to_le_bytes()) { ERRNO_SUCCESS } else { ERRNO_FAULT })
@@ -270,13 +289,19 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         Err(wasmtime::Error::msg(format!("guest called proc_exit({code})")))
     })?;
     l.func_wrap(WASI, "random_get", |mut caller: Caller<'_, HostState>, buf: u32, len: u32| {
-        let mut bytes = vec![0u8; len as usize];
-        let st = caller.data_mut();
-        for chunk in bytes.chunks_mut(8) {
+        // Bounds first, then fill guest memory in place: a hostile `len` allocates nothing.
+        let Ok(mem) = memory(&caller) else { return Ok(ERRNO_FAULT) };
+        let (data, st) = mem.data_and_store_mut(&mut caller);
+        let Some(target) =
+            (buf as usize).checked_add(len as usize).and_then(|end| data.get_mut(buf as usize..end))
+        else {
+            return Ok(ERRNO_FAULT);
+        };
+        for chunk in target.chunks_mut(8) {
             let r = next_random(&mut st.ledger.rng).to_le_bytes();
             chunk.copy_from_slice(&r[..chunk.len()]);
         }
-        Ok(if write_bytes(&mut caller, buf, &bytes) { ERRNO_SUCCESS } else { ERRNO_FAULT })
+        Ok(ERRNO_SUCCESS)
     })?;
     Ok(l)
 }
@@ -287,4 +312,80 @@ pub(crate) fn os_random_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(Instant::now().elapsed().as_nanos());
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_encoder::{
+        CodeSection, EntityType, ExportKind, ExportSection, Function, FunctionSection, ImportSection,
+        Instruction, MemoryType, Module, TypeSection, ValType,
+    };
+
+    /// A module that imports `random_get` and exports `call(ptr, len) -> errno` and one page of memory.
+    fn random_module() -> Vec<u8> {
+        let mut types = TypeSection::new();
+        types.ty().function([ValType::I32, ValType::I32], [ValType::I32]);
+        let mut imports = ImportSection::new();
+        imports.import("wasi_snapshot_preview1", "random_get", EntityType::Function(0));
+        imports.import(
+            "env",
+            "memory",
+            EntityType::Memory(MemoryType {
+                minimum: 1,
+                maximum: None,
+                memory64: false,
+                shared: false,
+                page_size_log2: None,
+            }),
+        );
+        let mut functions = FunctionSection::new();
+        functions.function(0);
+        let mut exports = ExportSection::new();
+        exports.export("call", ExportKind::Func, 1);
+        let mut code = CodeSection::new();
+        let mut f = Function::new([]);
+        f.instruction(&Instruction::LocalGet(0));
+        f.instruction(&Instruction::LocalGet(1));
+        f.instruction(&Instruction::Call(0));
+        f.instruction(&Instruction::End);
+        code.function(&f);
+        let mut module = Module::new();
+        module.section(&types).section(&imports).section(&functions).section(&exports).section(&code);
+        module.finish()
+    }
+
+    /// `random_get` checks the range before touching (or allocating) anything: a hostile length
+    /// is a fault, at once; an in-bounds request is filled in place.
+    #[test]
+    fn random_get_bounds_checks_before_it_allocates() {
+        let engine = Engine::default();
+        let module = wasmtime::Module::new(&engine, random_module()).unwrap();
+        let mut store = wasmtime::Store::new(&engine, HostState::new(1 << 20, None));
+        let memory = Memory::new(&mut store, wasmtime::MemoryType::new(1, None)).unwrap();
+        store.data_mut().memory = Some(memory);
+        let mut l = linker(&engine).unwrap();
+        l.define(&store, "env", "memory", memory).unwrap();
+        let instance = l.instantiate(&mut store, &module).unwrap();
+        let call = instance.get_typed_func::<(u32, u32), i32>(&mut store, "call").unwrap();
+        let started = Instant::now();
+        assert_eq!(call.call(&mut store, (0, u32::MAX)).unwrap(), ERRNO_FAULT);
+        assert_eq!(call.call(&mut store, (65_000, 1_000)).unwrap(), ERRNO_FAULT, "past the end");
+        assert_eq!(call.call(&mut store, (u32::MAX, 2)).unwrap(), ERRNO_FAULT, "address overflow");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "nothing was filled");
+        assert_eq!(call.call(&mut store, (100, 20)).unwrap(), ERRNO_SUCCESS);
+        let data = memory.data(&store);
+        assert!(data[100..120].iter().any(|b| *b != 0), "filled");
+        assert!(data[..100].iter().chain(&data[120..]).all(|b| *b == 0), "only the range");
+        assert_eq!(call.call(&mut store, (65_536, 0)).unwrap(), ERRNO_SUCCESS, "empty at the end");
+    }
+
+    #[test]
+    fn the_run_clock_starts_at_zero_and_continues_from_a_snapshot() {
+        let mut st = HostState::new(1 << 20, None);
+        assert_eq!(st.clock_ns(), 0, "no cell has started");
+        st.clock_origin = Some(Instant::now() - std::time::Duration::from_millis(250));
+        let ns = st.clock_ns();
+        assert!((250_000_000..10_000_000_000).contains(&ns), "{ns}");
+    }
 }

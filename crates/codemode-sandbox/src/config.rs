@@ -36,7 +36,7 @@ pub struct SandboxConfig {
     pub compress_snapshots: bool,
     /// Live VMs at once for every sandbox sharing this engine configuration (the size of the
     /// instance pool; each slot reserves address space, not memory). Starting or restoring a VM
-    /// past it fails with [`crate::SandboxError::Unavailable`] until one is dropped. Sandboxes
+    /// past it fails with [`crate::SandboxError::AllVmsInUse`] until one is dropped. Sandboxes
     /// with equal `max_wasm_stack_bytes`, `cache_dir` and `max_live_vms` share one pool.
     /// Default: 1,000.
     pub max_live_vms: u32,

@@ -32,6 +32,13 @@ pub enum SandboxError {
         /// What failed.
         reason: String,
     },
+    /// Every VM slot of the instance pool is in use (`SandboxConfig::max_live_vms` VMs are live);
+    /// starting or restoring one more waits for a VM to be dropped.
+    #[error("all {slots} VM slots are in use; finish or drop a running VM and try again")]
+    AllVmsInUse {
+        /// The pool's size.
+        slots: u32,
+    },
     /// The prelude script threw while the sandbox was being created.
     #[error("the prelude failed: {error}")]
     Prelude {

@@ -74,7 +74,7 @@
 //!   error); linear memory has a hard cap above it ([`SandboxError::MemoryExhausted`] if it is
 //!   ever hit).
 //! - Live VMs: at most [`SandboxConfig::max_live_vms`] per engine configuration (the instance
-//!   pool); one more is [`SandboxError::Unavailable`] until a VM is dropped.
+//!   pool); one more is [`SandboxError::AllVmsInUse`] until a VM is dropped.
 //! - Wall clock: every step takes a deadline, enforced by epoch interruption from one ticker
 //!   thread; past it the step fails with [`SandboxError::Timeout`] and the VM is terminated.
 //! - Stack: the guest is built with quickjs-ng's stack check enabled under WASI (patched at

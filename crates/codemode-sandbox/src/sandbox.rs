@@ -60,8 +60,13 @@ impl BaseImage {
             }
         }
         // The base carries no per-run accounting: every run starts with zero stats and output.
-        let ledger =
-            Ledger { stats: Default::default(), output: Vec::new(), ..vm.store.data().ledger.clone() };
+        let ledger = Ledger {
+            stats: Default::default(),
+            output: Vec::new(),
+            clock_ns: 0,
+            captured_at_ns: 0,
+            ..vm.store.data().ledger.clone()
+        };
         let id = {
             let mut h = std::hash::DefaultHasher::new();
             compiled.module_hash.hash(&mut h);
@@ -212,6 +217,13 @@ impl Sandbox {
             for ((dst, a), b) in mem[off..off + PAGE].iter_mut().zip(x).zip(b) {
                 *dst = a ^ b;
             }
+        }
+        // The run's clock went on while it was suspended (if it had started).
+        if d.ledger.captured_at_ns != 0 {
+            let suspended = crate::abi::process_clock_ns().saturating_sub(d.ledger.captured_at_ns);
+            let clock = Duration::from_nanos(d.ledger.clock_ns.saturating_add(suspended));
+            vm.store.data_mut().clock_origin =
+                Some(Instant::now().checked_sub(clock).unwrap_or_else(Instant::now));
         }
         vm.store.data_mut().ledger = d.ledger;
         vm.set_cell_running(d.cell_running);

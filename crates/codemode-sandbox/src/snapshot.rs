@@ -302,6 +302,8 @@ fn encode_ledger(l: &Ledger) -> Vec<u8> {
     };
     out.extend_from_slice(&l.next_id.to_le_bytes());
     out.extend_from_slice(&l.rng.to_le_bytes());
+    out.extend_from_slice(&l.clock_ns.to_le_bytes());
+    out.extend_from_slice(&l.captured_at_ns.to_le_bytes());
     for v in stats_fields(&l.stats) {
         out.extend_from_slice(&v.to_le_bytes());
     }
@@ -344,6 +346,8 @@ fn decode_ledger(bytes: &[u8]) -> Result<Ledger, SandboxError> {
     let mut r = Reader(bytes);
     let next_id = r.u32()?;
     let rng = r.u64()?;
+    let clock_ns = r.u64()?;
+    let captured_at_ns = r.u64()?;
     let mut f = [0u64; STATS_FIELDS];
     for v in &mut f {
         *v = r.u64()?;
@@ -388,5 +392,5 @@ fn decode_ledger(bytes: &[u8]) -> Result<Ledger, SandboxError> {
     if !r.0.is_empty() {
         return Err(bad("trailing ledger bytes"));
     }
-    Ok(Ledger { next_id, calls, output, stats, rng })
+    Ok(Ledger { next_id, calls, output, stats, rng, clock_ns, captured_at_ns })
 }

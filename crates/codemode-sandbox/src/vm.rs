@@ -240,12 +240,7 @@ impl Vm {
         });
         let inst = c.pre.instantiate(&mut store).map_err(|e| match c.pool_slots {
             Some(slots) if e.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() => {
-                SandboxError::Unavailable {
-                    reason: format!(
-                        "all {slots} VM slots are in use (SandboxConfig::max_live_vms); \
-                         finish or drop a running VM and try again"
-                    ),
-                }
+                SandboxError::AllVmsInUse { slots }
             }
             _ => unavailable(e),
         })?;
@@ -408,6 +403,9 @@ impl Vm {
             return Err(SandboxError::Busy);
         }
         self.cell_running = true;
+        // The run's monotonic clock starts with its first cell.
+        let st = self.store.data_mut();
+        st.clock_origin.get_or_insert_with(Instant::now);
         let step = self.eval(true, body, filename, deadline);
         if step.is_err() {
             self.cell_running = false;
@@ -529,6 +527,11 @@ impl Vm {
         if pending != 0 {
             return Err(SandboxError::NotQuiescent);
         }
+        let st = self.store.data_mut();
+        st.ledger.clock_ns = st.clock_ns();
+        // 0: the run's clock has not started (no cell yet).
+        st.ledger.captured_at_ns =
+            if st.clock_origin.is_some() { crate::abi::process_clock_ns().max(1) } else { 0 };
         let data = self.memory.data(&self.store);
         Ok(Snapshot::capture(&self.sandbox, data, &self.store.data().ledger, self.cell_running))
     }
@@ -542,6 +545,9 @@ fn abi(reason: &str) -> SandboxError {
     SandboxError::Abi { reason: reason.to_owned() }
 }
 
+/// Bytes kept of each field of a guest error record (name, message, stack).
+const MAX_ERROR_FIELD_BYTES: usize = 64 << 10;
+
 /// Decode the guest's error record: three u32-LE-length-prefixed UTF-8 strings.
 fn decode_error(mut bytes: &[u8]) -> Result<GuestError, SandboxError> {
     let mut next = || -> Result<String, SandboxError> {
@@ -549,7 +555,9 @@ fn decode_error(mut bytes: &[u8]) -> Result<GuestError, SandboxError> {
         let len = u32::from_le_bytes(len.try_into().map_err(|_| abi("bad length"))?) as usize;
         let (s, rest) = rest.split_at_checked(len).ok_or_else(|| abi("truncated error record"))?;
         bytes = rest;
-        Ok(String::from_utf8_lossy(s).into_owned())
+        // A guest may throw a message as large as its heap; the host keeps a bounded prefix.
+        let end = s.len().min(MAX_ERROR_FIELD_BYTES);
+        Ok(String::from_utf8_lossy(&s[..end]).into_owned())
     };
     Ok(GuestError { name: next()?, message: next()?, stack: next()? })
 }

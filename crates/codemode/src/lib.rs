@@ -14,6 +14,9 @@
 //!   `yield_control`) snapshots the VM and returns `waiting`;
 //! - **the run store**: in-process, TTL `snapshotTtlSeconds`, at most [`MAX_SUSPENDED_RUNS`]
 //!   suspended runs, scoped to session and agent run;
+//! - **admission**: a process-wide budget of VMs and guest memory ([`Admission`]; defaults in
+//!   [`AdmissionLimits`]) with a bounded queue; past it `exec`/`wait` fail `runtime_unavailable`
+//!   with a "busy, retry" message;
 //! - **host integration**: [`ToolHost`] runs nested calls (policy, approvals and hooks are the
 //!   host's), [`EventSink`] receives the nested-call projection.
 //!
@@ -49,6 +52,7 @@
 #![deny(missing_docs)]
 
 mod abort;
+pub mod admission;
 mod error;
 pub mod host;
 mod run;
@@ -59,6 +63,7 @@ mod surface;
 mod vm;
 
 pub use abort::AbortSignal;
+pub use admission::{Admission, AdmissionLimits, AdmissionUsage};
 pub use codemode_catalog::{Catalog, NamespaceRegistry};
 pub use codemode_core::*;
 pub use codemode_mcp::{McpServer, McpTool};

@@ -47,6 +47,8 @@ pub(crate) struct RunState {
     pub yields: Vec<u32>,
     /// The cell's value once it returned (detached calls may still be draining).
     pub value: Option<Value>,
+    /// UTF-8 bytes of the value's JSON text (counted with the output against `maxOutputBytes`).
+    pub value_bytes: u64,
     pub snapshot: Option<Snapshot>,
     /// The TypeScript/JavaScript source map of the cell, for error positions.
     pub source: Arc<codemode_ts::StripReturn>,
@@ -82,6 +84,7 @@ impl RunState {
             tasks: HashMap::new(),
             yields: Vec::new(),
             value: None,
+            value_bytes: 0,
             snapshot: None,
             source,
             semaphore: Arc::new(Semaphore::new(config.max_pending_tool_calls.max(1) as usize)),

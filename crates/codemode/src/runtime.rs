@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{
-    BootContext, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request, wrap_cell,
+    BootContext, CellValueError, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request,
+    wrap_cell, wrap_cell_within,
 };
 use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
 use codemode_core::hint::{HintOptions, input_hint, output_hint};
@@ -24,6 +25,7 @@ use codemode_sandbox::{
 use serde_json::{Map, Value, json};
 
 use crate::abort::AbortSignal;
+use crate::admission::{Admission, Refusal};
 use crate::error::BuildError;
 use crate::host::{
     CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome,
@@ -57,9 +59,17 @@ pub struct CodeModeBuilder {
     sandbox_factory: Option<SandboxFactory>,
     module_cache: Option<PathBuf>,
     host_source: Option<String>,
+    admission: Option<Admission>,
 }
 
 impl CodeModeBuilder {
+    /// The budget of VMs and guest memory this runtime's `exec` and `wait` calls draw from (see
+    /// [`Admission`]). Default: [`Admission::global`], shared by every runtime of the process.
+    pub fn admission(mut self, admission: Admission) -> Self {
+        self.admission = Some(admission);
+        self
+    }
+
     /// The effective tools of the run, after the host's policy. Default: none.
     pub fn tools(mut self, tools: impl IntoIterator<Item = ToolSpec>) -> Self {
         self.tools = tools.into_iter().collect();
@@ -175,6 +185,7 @@ impl CodeModeBuilder {
                 visible_tools,
                 next_run: AtomicU64::new(1),
                 salt,
+                admission: self.admission.unwrap_or_else(|| Admission::global().clone()),
             }),
         })
     }
@@ -292,6 +303,7 @@ pub(crate) struct Inner {
     pub visible_tools: Vec<String>,
     pub next_run: AtomicU64,
     pub salt: u64,
+    pub admission: Admission,
 }
 
 /// The Code Mode runtime of one effective tool set: model surface, `exec`, `wait` and the run store.
@@ -366,6 +378,7 @@ impl CodeMode {
             sandbox_factory: None,
             module_cache: None,
             host_source: None,
+            admission: None,
         }
     }
 
@@ -481,13 +494,18 @@ impl CodeMode {
         let run_id = self.new_run_id();
         let restart_safe = cell.restart_safe || scope.restart_safe;
         let file = stripped.file_name();
-        let body = wrap_cell(&stripped.code);
+        let body = wrap_cell_within(&stripped.code, inner.config.max_output_bytes);
         let mut run =
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
         self.add_namespaces(&mut run, scope);
         let mut boot = BootContext::new();
         boot.namespaces = run.namespaces.clone();
         let script = boot.namespaces_script();
+        // A VM slot and its memory from the process-wide budget, held until this call returns.
+        let _ticket = match self.admit(&abort).await {
+            Ok(ticket) => ticket,
+            Err(refused) => return self.refused(Some(&*run), refused),
+        };
         // Preparation is done: the guest's budget starts now.
         let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
         let started = tokio::select! {
@@ -512,6 +530,11 @@ impl CodeMode {
         if let Some(refused) = self.refuse_if_disabled() {
             return refused;
         }
+        // Admitted before the run is taken: a refusal leaves it parked for a later `wait`.
+        let _ticket = match self.admit(&abort).await {
+            Ok(ticket) => ticket,
+            Err(refused) => return self.refused(None, refused),
+        };
         let mut run = match inner.store.take_for_wait(&input.run_id, scope) {
             Ok(run) => run,
             Err(message) => return self.fail(None, CodeModeErrorCode::InvalidInput, message),
@@ -614,8 +637,15 @@ impl CodeMode {
                 }
                 Ok(Step::Completed { value_json }) => {
                     if run.value.is_none() {
-                        match codemode_bridge::decode_cell_value(value_json.as_deref()) {
-                            Ok(value) => run.value = Some(value),
+                        let max = self.inner.config.max_output_bytes;
+                        match codemode_bridge::decode_cell_value_within(value_json.as_deref(), max) {
+                            Ok(cell) => {
+                                run.value = Some(cell.value);
+                                run.value_bytes = cell.bytes;
+                            }
+                            Err(CellValueError::TooLarge { bytes, .. }) => {
+                                return Flow::Done(self.value_too_large(run, bytes));
+                            }
                             Err(e) => {
                                 let message = format!("the cell's value could not be decoded: {e}");
                                 return Flow::Done(self.fail(
@@ -730,6 +760,18 @@ impl CodeMode {
             }
         }
         vm.deliver(deliveries).await
+    }
+
+    /// Takes a VM slot and `memoryLimitBytes` from the admission budget (queueing if needed).
+    async fn admit(&self, abort: &AbortSignal) -> Result<crate::admission::Ticket, Refusal> {
+        self.inner.admission.admit(self.inner.config.memory_limit_bytes, abort).await
+    }
+
+    fn refused(&self, run: Option<&RunState>, refusal: Refusal) -> CodeModeResult {
+        match refusal {
+            Refusal::Aborted => self.aborted(run),
+            Refusal::Busy(message) => self.fail(run, CodeModeErrorCode::RuntimeUnavailable, message),
+        }
     }
 
     /// Snapshots and parks a run, returning `waiting` (or `failed` when a limit refuses it).
@@ -1191,8 +1233,29 @@ impl CodeMode {
     }
 
     fn completed(&self, run: &mut RunState, value: Value) -> CodeModeResult {
+        let used = lock(&run.ledger).output.used_bytes();
+        if used.saturating_add(run.value_bytes) > self.inner.config.max_output_bytes {
+            return self.value_too_large(run, run.value_bytes);
+        }
         let output = lock(&run.ledger).output.take_new();
         CodeModeResult::Completed(CompletedResult { value, output, telemetry: self.telemetry(&run.counts) })
+    }
+
+    /// `output_limit_exceeded` for a returned value of `value_bytes` (at least) that does not fit in
+    /// `maxOutputBytes` next to the run's output.
+    fn value_too_large(&self, run: &RunState, value_bytes: u64) -> CodeModeResult {
+        let used = lock(&run.ledger).output.used_bytes();
+        let max = self.inner.config.max_output_bytes;
+        let value = if value_bytes > max {
+            format!("the returned value alone ({value_bytes} bytes or more)")
+        } else {
+            format!("the returned value ({value_bytes} bytes) plus the run's output ({used} bytes)")
+        };
+        let message = format!(
+            "output limit exceeded: {value} would go past maxOutputBytes ({max} bytes). Return less: a summary, \
+             a count, or a slice of the data (text() and json() output counts against the same limit)."
+        );
+        self.fail(Some(run), CodeModeErrorCode::OutputLimitExceeded, message)
     }
 
     /// A `failed` result (with the run's new output and telemetry when there is a run).
@@ -1243,6 +1306,10 @@ impl CodeMode {
                 CodeModeErrorCode::RuntimeUnavailable,
                 "the guest VM was terminated: it exhausted its call stack.".to_owned(),
             ),
+            SandboxError::AllVmsInUse { .. } => (
+                CodeModeErrorCode::RuntimeUnavailable,
+                "code mode is busy: every sandbox slot is in use; retry in a few seconds.".to_owned(),
+            ),
             _ => (CodeModeErrorCode::RuntimeUnavailable, unavailable(&error)),
         };
         self.fail(Some(&*run), code, message)
@@ -1284,7 +1351,12 @@ fn unreachable_flow() -> CodeModeResult {
 }
 
 fn unavailable(error: &SandboxError) -> String {
-    format!("code mode runtime is unavailable: {error}")
+    match error {
+        SandboxError::AllVmsInUse { .. } => {
+            "code mode is busy: every sandbox slot is in use; retry in a few seconds.".to_owned()
+        }
+        _ => format!("code mode runtime is unavailable: {error}"),
+    }
 }
 
 fn empty_object() -> Value {
@@ -1306,9 +1378,43 @@ fn to_delivery(reply: Reply) -> Delivery {
     }
 }
 
+/// Texts of the guest's embedding layer (its Rust bindings of QuickJS) that name internals: the
+/// message a guest error carries when such a conversion fails, and what a model reads instead.
+const ENGINE_INTERNAL_TEXTS: &[(&str, &str)] = &[
+    (
+        "Conversion from string failed",
+        "a string with unpaired surrogates (not valid Unicode) could not cross the sandbox boundary",
+    ),
+    ("Error converting from js", "a value could not cross the sandbox boundary"),
+    ("Error converting into js", "a value could not cross the sandbox boundary"),
+    (
+        "String contained internal null bytes",
+        "a string with NUL characters could not cross the sandbox boundary",
+    ),
+    ("CStr didn't end in a null byte", "a string could not cross the sandbox boundary"),
+    ("Exception generated by quickjs", "the sandbox engine failed internally"),
+    ("quickjs library created a unknown error", "the sandbox engine failed internally"),
+];
+
+/// The plain replacement of an engine-internal message (see [`ENGINE_INTERNAL_TEXTS`]).
+fn engine_internal_text(message: &str) -> Option<&'static str> {
+    ENGINE_INTERNAL_TEXTS.iter().find(|(internal, _)| message.starts_with(internal)).map(|(_, plain)| *plain)
+}
+
+/// Characters of a thrown error's `Name: message` kept in the `failed` result.
+const MAX_GUEST_ERROR_CHARS: usize = 4096;
+
 /// `Name: message` plus the position in `user.js`/`user.ts` (mapped back to the user's source).
 fn guest_error_message(error: &GuestError, source: &codemode_ts::StripReturn) -> String {
-    let mut message = error.to_string();
+    let mut message = match engine_internal_text(&error.message) {
+        Some(plain) => format!("{}: {plain}", if error.name.is_empty() { "Error" } else { &error.name }),
+        None => error.to_string(),
+    };
+    if let Some((cut_at, _)) = message.char_indices().nth(MAX_GUEST_ERROR_CHARS) {
+        let bytes = message.len();
+        message.truncate(cut_at);
+        message.push_str(&format!("… (message cut, {bytes} bytes)"));
+    }
     if error.message.starts_with(PENDING_WITHOUT_HOST_WORK) {
         return message;
     }
@@ -1350,6 +1456,44 @@ fn stack_position(stack: &str, file: &str) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn engine_internal_texts_are_replaced() {
+        let source =
+            codemode_ts::strip("throw 1", &codemode_ts::StripOptions::new(codemode_ts::Language::JavaScript));
+        let error = GuestError {
+            name: "InternalError".into(),
+            message: "Conversion from string failed: invalid utf-8 sequence of 1 bytes from index 9".into(),
+            stack: String::new(),
+        };
+        let message = guest_error_message(&error, &source);
+        assert_eq!(
+            message,
+            "InternalError: a string with unpaired surrogates (not valid Unicode) could not cross the sandbox boundary"
+        );
+        for (internal, _) in ENGINE_INTERNAL_TEXTS {
+            let error =
+                GuestError { name: String::new(), message: format!("{internal}: x"), stack: String::new() };
+            let message = guest_error_message(&error, &source);
+            assert!(!message.contains(internal), "{message}");
+            assert!(message.starts_with("Error: "), "{message}");
+        }
+        // Ordinary messages stay.
+        let error = GuestError {
+            name: "TypeError".into(),
+            message: "x is not a function".into(),
+            stack: String::new(),
+        };
+        assert_eq!(guest_error_message(&error, &source), "TypeError: x is not a function");
+        // Huge messages are cut.
+        let error = GuestError { name: "Error".into(), message: "m".repeat(100_000), stack: String::new() };
+        let message = guest_error_message(&error, &source);
+        assert!(
+            message.len() < 4200 && message.ends_with("(message cut, 100007 bytes)"),
+            "{}",
+            &message[4000..]
+        );
+    }
 
     #[test]
     fn stack_positions_parse() {

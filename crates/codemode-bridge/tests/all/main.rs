@@ -4,5 +4,6 @@ mod boot;
 mod console;
 mod fuzz;
 mod guest;
+mod hostile;
 mod limits;
 mod scope;

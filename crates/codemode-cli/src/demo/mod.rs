@@ -77,7 +77,7 @@ return { id: "SH-3", ...status };"#;
 /// Runs the tour and prints it to stdout; `color` enables headings and JSON highlighting.
 pub async fn run(color: bool, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
     let text = tour(color, module_cache).await?;
-    print!("{text}");
+    crate::write_stdout(&text)?;
     Ok(())
 }
 

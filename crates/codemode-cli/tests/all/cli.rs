@@ -186,3 +186,21 @@ fn module_cache_flag_env_and_opt_out() {
     assert!(!ok && stderr.contains("cannot be used with"), "{stderr}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// `codemode exec … | head`: a reader that is gone is not a crash.
+#[test]
+fn exec_into_a_closed_pipe_exits_cleanly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["exec", "text('x'.repeat(60000)); return 'y'.repeat(1000);"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the cell has run (start-up takes far longer than this).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+}

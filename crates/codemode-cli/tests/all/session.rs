@@ -633,3 +633,66 @@ fn a_named_host_source_renames_host_ids_everywhere() {
     assert_eq!(value["i"]["tool"], json!("host:github:github_update_issue"), "namespaces resolve under host");
     s.close();
 }
+
+/// Ids come back exactly as the client wrote them (the raw JSON token), even where a JSON number
+/// would lose them: `1e400`, integers past 64 bits, `1.50`.
+#[test]
+fn ids_are_echoed_exactly_as_written() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .arg("session")
+        .arg("--catalog")
+        .arg(fixture_path("session.json"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start codemode session");
+    let lines = [
+        r#"{"id":1e400,"op":"surface"}"#,
+        r#"{"id": 123456789012345678901234567890, "op": "exec", "input": {"code": "return 1"}}"#,
+        r#"{"id":1.50,"op":"bogus"}"#,
+        r#"{"id":-0,"op":"cancel","requestId":98765432109876543210}"#,
+        r#"{"id": 7e999, "op": "exec", "input": {"code": }"#,
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for prefix in [
+        r#"{"id":1e400,"result":{"codeMode":true"#,
+        r#"{"id":123456789012345678901234567890,"result":{"#,
+        r#"{"id":1.50,"error":{"code":"unknown_op""#,
+        r#"{"id":-0,"error":{"code":"unknown_request","message":"no request with id 98765432109876543210 is in flight"}}"#,
+        r#"{"id":7e999,"error":{"code":"parse_error""#,
+    ] {
+        assert!(text.lines().any(|l| l.starts_with(prefix)), "no line starts with {prefix}:\n{text}");
+    }
+    let exec = text.lines().find(|l| l.starts_with(r#"{"id":1234567890"#)).unwrap();
+    assert!(exec.contains(r#""status":"completed""#), "{exec}");
+}
+
+/// A `wait` on a run that an exec is still driving (from another session, or too early from the
+/// same one) fails on its own and leaves `cancel {runId}` aimed at the exec.
+#[test]
+fn a_foreign_or_premature_wait_does_not_break_cancel_by_run_id() {
+    let mut s = Session::start(None);
+    s.send(exec(1, "await tools.approve({ what: 'never' }); return 'unreachable';"));
+    let event = s.expect("toolCall event", |l| l["event"] == "toolCall");
+    let run_id = event["runId"].clone();
+    s.send(json!({ "id": 2, "op": "wait", "scope": { "session": "intruder", "run": "r9" }, "input": { "runId": run_id } }));
+    let foreign = s.answer(json!(2));
+    assert_eq!(foreign["result"]["status"], json!("failed"), "{foreign}");
+    s.send(json!({ "id": 3, "op": "wait", "scope": { "session": "s1", "run": "r1" }, "input": { "runId": run_id } }));
+    let premature = s.answer(json!(3));
+    assert_eq!(premature["result"]["status"], json!("failed"), "{premature}");
+    s.send(json!({ "id": 4, "op": "cancel", "runId": run_id }));
+    let cancelled = s.answer(json!(4));
+    assert_eq!(cancelled["result"]["cancelled"], json!(true), "{cancelled}");
+    assert_eq!(cancelled["result"]["state"], json!("running"));
+    assert_eq!(s.answer(json!(1))["result"]["code"], json!("aborted"));
+    s.close();
+}

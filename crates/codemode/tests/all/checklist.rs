@@ -427,10 +427,15 @@ async fn memory_limit_failures_terminate_the_guest_vm() {
 
 #[tokio::test]
 async fn output_and_snapshot_limits_are_enforced_for_completed_and_suspended_calls() {
-    // Completed: exactly maxOutputBytes passes, one byte more fails.
+    // Completed: exactly maxOutputBytes passes, one byte more fails. The returned value counts
+    // too: `"ok"` is 4 bytes of JSON.
     let f = fixture(json!({ "maxOutputBytes": 1024 }));
-    let r = f.run("text('x'.repeat(1024)); return 'ok';").await;
+    let r = f.run("text('x'.repeat(1020)); return 'ok';").await;
     assert_eq!(value(&r), json!("ok"));
+    let r = f.run("text('x'.repeat(1021)); return 'ok';").await;
+    assert_eq!(r.code(), Some(CodeModeErrorCode::OutputLimitExceeded));
+    let r = f.run("text('x'.repeat(1024));").await;
+    assert_eq!(value(&r), json!(null), "returning nothing counts nothing");
     let r = f.run("text('x'.repeat(1024)); text('y'); return 'ok';").await;
     assert_eq!(r.code(), Some(CodeModeErrorCode::OutputLimitExceeded));
     let r = f.run("try { text('x'.repeat(1025)); } catch (e) {} return 'caught';").await;

@@ -1,5 +1,6 @@
 //! Integration tests of the codemode runtime, against the real sandbox.
 
+mod bounds;
 mod checklist;
 mod concurrency;
 mod discovery;
