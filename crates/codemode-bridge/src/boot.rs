@@ -20,9 +20,6 @@ pub const BOOT_FUNCTION: &str = "__codemode_boot";
 /// [`BootContext::api_script`]); it deletes itself on first call.
 pub const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
 
-/// The guest global that adapts a cell's return value (see [`wrap_cell`]).
-pub const RESULT_FUNCTION: &str = "__codemode_result";
-
 /// Names of `tools` members that convenience functions may never take.
 pub const TOOLS_HELPERS: &[&str] = &["search", "describe", "call", "callValue"];
 
@@ -232,17 +229,10 @@ fn mcp_table(mcp: &Value) -> Result<(Map<String, Value>, ApiFileTable), BridgeEr
     Ok((servers_out, files))
 }
 
-/// Wraps a cell body so that its return value goes through the prelude's restricted JSON adapter
-/// instead of the engine's `JSON.stringify`: no `toJSON` runs, `NaN`/`Infinity` become `null`, BigInt a
-/// decimal string, a cycle or excessive depth a catchable `TypeError`, and setters guest code put on
-/// `Array.prototype` cannot interfere. Pass the result to the sandbox's `eval_cell` instead of `body`,
-/// and decode the completed value with [`decode_cell_value`]. The prefix sits on the first line, so
-/// line numbers do not move.
-pub fn wrap_cell(body: &str) -> String {
-    format!("return {RESULT_FUNCTION}(await (async () => {{{body}\n}})());")
-}
-
-/// Decodes the completed value of a [`wrap_cell`] cell: the sandbox's `value_json` is a JSON string
+/// Decodes the completed value of a cell. The prelude hands the sandbox its restricted JSON encoder,
+/// which the sandbox applies to the cell's resolved value when the cell's promise settles (no `toJSON`
+/// runs, `NaN`/`Infinity` become `null`, BigInt a decimal string, a cycle or excessive depth a
+/// `TypeError`; and no extra `await` a cell could observe). So the sandbox's `value_json` is a JSON string
 /// whose content is the restricted JSON text of the value (`None`, for `undefined` or a function,
 /// becomes `null`). The inner text is decoded strictly, at most [`MAX_VALUE_DEPTH`] deep.
 pub fn decode_cell_value(value_json: Option<&str>) -> Result<Value, JsonError> {
@@ -268,12 +258,5 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
         let outer = Value::String(deep).to_string();
         assert_eq!(decode_cell_value(Some(&outer)), Err(JsonError::TooDeep { limit: 64 }));
-    }
-
-    #[test]
-    fn wrap_cell_keeps_the_first_line() {
-        let wrapped = wrap_cell("const a = 1;\nreturn a;");
-        assert_eq!(wrapped.lines().count(), 3);
-        assert!(wrapped.starts_with("return __codemode_result(await (async () => {const a = 1;"));
     }
 }

@@ -1,13 +1,12 @@
 // codemode guest prelude (bridge protocol 1).
 //
 // Evaluated once, as a classic script, into the base snapshot, before any user code exists. It
-// captures the sandbox's two private imports and every intrinsic it needs, deletes the imports from
-// globalThis, and leaves two private globals:
+// captures the sandbox's three private imports and every intrinsic it needs, deletes the imports from
+// globalThis (handing its cell-value encoder to the sandbox first), and leaves private globals:
 //   __codemode_boot(json)   - called once per run by the boot script; defines the guest API, then
 //                             deletes itself. Without `namespaces` in the JSON it leaves
 //                             __codemode_namespaces(json) instead: the API is then baked into a
 //                             base image once, and each run adds its namespaces (and deletes the hook)
-//   __codemode_result(v)    - encodes a cell's return value (see `wrap_cell` in boot.rs)
 // Everything that crosses to the host is restricted JSON text built by `encode` below; nothing here
 // calls a method that user code could have replaced after load (no `.push`, `.then`, `JSON.*`, ...).
 (function (global) {
@@ -20,7 +19,8 @@
 
   const hostCall = global.__codemode_host_call;
   const emitOutput = global.__codemode_output;
-  if (typeof hostCall !== "function" || typeof emitOutput !== "function") {
+  const setResultEncoder = global.__codemode_set_result_encoder;
+  if (typeof hostCall !== "function" || typeof emitOutput !== "function" || typeof setResultEncoder !== "function") {
     throw new Error("codemode prelude: the sandbox bridge imports are missing");
   }
 
@@ -73,6 +73,7 @@
 
   delete global.__codemode_host_call;
   delete global.__codemode_output;
+  delete global.__codemode_set_result_encoder;
 
   // ---- small helpers that never touch replaceable prototypes ----
   function put(target, key, value) {
@@ -777,11 +778,6 @@
     enumerable: false,
     configurable: true,
   });
-  defineProperty(global, "__codemode_result", {
-    __proto__: null,
-    value: cellResult,
-    writable: false,
-    enumerable: false,
-    configurable: false,
-  });
+  // The sandbox applies it to every cell's resolved value, outside any guest-visible promise.
+  setResultEncoder(cellResult);
 })(globalThis);

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{
-    BootContext, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request, wrap_cell,
+    BootContext, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request,
 };
 use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
 use codemode_core::{
@@ -318,9 +318,6 @@ enum Shape {
     Mcp,
 }
 
-/// Characters the sandbox's cell wrapper puts before the body on line 1.
-const SANDBOX_PREFIX_CHARS: u32 = 20;
-
 impl CodeMode {
     /// Starts building a runtime for `config`.
     pub fn builder(config: CodeModeConfig) -> CodeModeBuilder {
@@ -448,7 +445,7 @@ impl CodeMode {
         let run_id = self.new_run_id();
         let restart_safe = cell.restart_safe || scope.restart_safe;
         let file = stripped.file_name();
-        let body = wrap_cell(&stripped.code);
+        let body = stripped.code.clone();
         let mut run =
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
         self.add_namespaces(&mut run, scope);
@@ -1242,26 +1239,19 @@ fn guest_error_message(error: &GuestError, source: &codemode_ts::StripReturn) ->
     }
     let file = source.file_name();
     if let Some((line, column)) = stack_position(&error.stack, file) {
-        let mapped = if line == 1 {
-            let prefix = SANDBOX_PREFIX_CHARS + bridge_prefix_chars();
-            column
-                .checked_sub(prefix)
-                .filter(|c| *c > 0)
-                .and_then(|c| source.map_position(1, c + codemode_ts::WRAPPER_PREFIX.chars().count() as u32))
-        } else {
-            source.map_position(line, column)
-        };
+        // The sandbox's cell wrapper has its own line before the code; columns are the code's.
+        let mapped = line
+            .checked_sub(codemode_sandbox::CELL_LINE_OFFSET)
+            .filter(|l| *l > 0)
+            .and_then(|l| source.map_position(l, column.max(1)));
         match mapped {
-            Some((l, c)) => message.push_str(&format!(" (at {file}:{l}:{c})")),
-            None => message.push_str(&format!(" (at {file}:{line})")),
+            Some((l, c)) if column > 0 => message.push_str(&format!(" (at {file}:{l}:{c})")),
+            Some((l, _)) => message.push_str(&format!(" (at {file}:{l})")),
+            // A position in the wrapper itself says nothing about the user's code.
+            None => {}
         }
     }
     message
-}
-
-fn bridge_prefix_chars() -> u32 {
-    let wrapped = wrap_cell("\u{0}");
-    wrapped.split('\u{0}').next().map_or(0, |p| p.chars().count() as u32)
 }
 
 /// The first `file:line:column` in a QuickJS stack.

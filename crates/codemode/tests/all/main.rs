@@ -4,4 +4,5 @@ mod checklist;
 mod concurrency;
 mod lifecycle;
 mod namespaces;
+mod positions;
 mod support;
