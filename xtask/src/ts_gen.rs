@@ -100,7 +100,8 @@ fn unary_unit(rng: &mut Rng, i: usize) -> String {
         0 => format!("{}{a}{ty}", rng.pick(UNARY)),
         1 => format!("{}({a}{ty})", rng.pick(UNARY)),
         2 => format!("{}<number>{a}", rng.pick(UNARY)),
-        3 => format!("{}{}{a}{ty}", rng.pick(UNARY), rng.pick(UNARY)),
+        // A space between the operators: `- -x`, never `--x`.
+        3 => format!("{} {}{a}{ty}", rng.pick(UNARY), rng.pick(UNARY)),
         4 => format!("{a}{ty} ? {}{a} : {a}{ty}", rng.pick(UNARY)),
         _ => format!("(x{ty}) = {a}{ty}, x"),
     };
@@ -196,6 +197,7 @@ fn enum_unit(rng: &mut Rng, i: usize) -> String {
     if rng.chance(40) {
         out.push_str(&format!("const {} = 10\n", rng.pick(&["X", "A", "Y"])));
     }
+    let is_const = name != "Foo" && rng.chance(20);
     let mut earlier: Vec<String> = Vec::new();
     let mut all: Vec<String> = Vec::new();
     for _ in 0..1 + rng.below(2) {
@@ -215,7 +217,8 @@ fn enum_unit(rng: &mut Rng, i: usize) -> String {
         }
         let sep = rng.pick(&[", ", ",\n", ", "]);
         let trailing = rng.pick(&["", ","]);
-        let konst = if rng.chance(20) { "const " } else { "" };
+        // `const enum` and `enum` of one name do not merge (a TypeScript error): one kind per name.
+        let konst = if is_const { "const " } else { "" };
         out.push_str(&format!("{konst}enum {name} {{ {}{trailing} }}\n", members.join(sep)));
     }
     let body = format!("{out}out.push(describe({name}))");

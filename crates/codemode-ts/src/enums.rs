@@ -282,7 +282,10 @@ impl Scopes {
                     _ => None,
                 };
                 match (&m.object, key) {
-                    (Expression::Identifier(obj), Some(key)) => {
+                    // The object of `E["X"]` resolves as a value: a member named `E` comes first.
+                    (Expression::Identifier(obj), Some(key))
+                        if !current.is_some_and(|c| self.is_member_of(c, &obj.name)) =>
+                    {
                         self.member_value(&obj.name, &key, current).unwrap_or_default()
                     }
                     _ => Evaluated::unknown(),
@@ -290,6 +293,12 @@ impl Scopes {
             }
             _ => Evaluated::unknown(),
         }
+    }
+}
+
+impl Scopes {
+    fn is_member_of(&self, current: &Current<'_>, name: &str) -> bool {
+        self.find_enum(current.name, Some(current.is_const)).is_some_and(|s| s.members.contains(name))
     }
 }
 
@@ -538,14 +547,6 @@ impl<'a> Visit<'a> for MemberRefs<'_> {
             let text = format!("{}.{}", self.enum_name, it.name);
             self.found.push(Replacement { start: it.span.start, end: it.span.end, text });
         }
-    }
-
-    fn visit_static_member_expression(&mut self, it: &oxc::ast::ast::StaticMemberExpression<'a>) {
-        // `E.X`: `E` names the enum itself, as TypeScript resolves the object of an entity name.
-        if matches!(&it.object, Expression::Identifier(id) if id.name == self.enum_name) {
-            return;
-        }
-        walk::walk_static_member_expression(self, it);
     }
 
     fn visit_object_property(&mut self, it: &ObjectProperty<'a>) {

@@ -319,6 +319,7 @@ fn is_grammar_only(message: &str) -> bool {
         "'const' modifier already seen.",
         "'in' modifier already seen.",
         "'out' modifier already seen.",
+        "Logical expressions and coalesce expressions cannot be mixed",
     ];
     MESSAGES.contains(&message)
 }

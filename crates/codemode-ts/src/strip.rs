@@ -85,6 +85,13 @@ impl<'s> Stripper<'s> {
         left: bool,
     ) {
         if !is_type_wrapper(operand) {
+            // `a ?? b && c` parses in TypeScript (mixing is a type-check error there) and tsc emits
+            // `a ?? (b && c)`; JavaScript needs the parentheses.
+            if mixes_coalesce(operand, outer_op) {
+                let span = operand.span();
+                self.replace(span.start, span.start, "(".to_owned());
+                self.replace(span.end, span.end, ")".to_owned());
+            }
             return;
         }
         let inner = erased(operand);

@@ -78,7 +78,8 @@ async fn thrown_non_errors_keep_their_constructor_name_and_own_text() {
         "Uncaught Oops {\"a\":1}"
     );
     assert_eq!(error(&f.run("throw 'plain'").await), "Uncaught plain");
-    assert_eq!(error(&f.run("throw [1, 2]").await), "Uncaught [1,2]");
+    // An array has its own `toString()` (from `Array.prototype`, not `Object.prototype`).
+    assert_eq!(error(&f.run("throw [1, 2]").await), "Uncaught 1,2");
 }
 
 #[tokio::test]
