@@ -180,10 +180,12 @@ fn enum_initializer(rng: &mut Rng, enum_name: &str, earlier: &[String]) -> Strin
         9 => " = outer as string".to_owned(),
         10 => " = sOuter + 1".to_owned(),
         11 => format!(" = ({r})"),
-        12 => format!(" = {r}.toString()"),
+        12 if !earlier.is_empty() => format!(" = {r}.toString()"),
         13 => " = -1".to_owned(),
         14 => format!(" = {r} << 2 | 1"),
-        15 => format!(" = {enum_name}[\"{r}\"]"),
+        // Only members: `E["missing"]` makes tsc type-check the enum early and skip folding
+        // later declarations (an order-dependent quirk of the compiler, not of the language).
+        15 if !earlier.is_empty() => format!(" = {enum_name}[\"{r}\"]"),
         _ => {
             let local = if r == "1" { "Z".to_owned() } else { r.clone() };
             format!(" = (() => {{ const {local} = 5; return {local} }})()")

@@ -525,7 +525,23 @@ impl<'a> Visit<'a> for Stripper<'_> {
         let op =
             if it.operator == LogicalOperator::Coalesce { OperandOf::Coalesce } else { OperandOf::AndOr };
         self.parenthesize_operand(&it.left, p, op, true);
-        self.parenthesize_operand(&it.right, p, op, false);
+        // `a ?? b as T || c`: TypeScript gives `??` and `||` one precedence, so this is
+        // `(a ?? b) || c` there; oxc parsed `a ?? (b || c)`. Emit TypeScript's grouping.
+        if let (OperandOf::Coalesce, Expression::LogicalExpression(r)) = (op, &it.right)
+            && r.operator == LogicalOperator::Or
+        {
+            let mut leftmost = &r.left;
+            while let Expression::LogicalExpression(l) = leftmost
+                && l.operator == LogicalOperator::Or
+            {
+                leftmost = &l.left;
+            }
+            self.replace(it.span.start, it.span.start, "(".to_owned());
+            let end = leftmost.span().end;
+            self.replace(end, end, ")".to_owned());
+        } else {
+            self.parenthesize_operand(&it.right, p, op, false);
+        }
         walk::walk_logical_expression(self, it);
     }
 

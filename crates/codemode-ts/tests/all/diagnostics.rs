@@ -110,9 +110,16 @@ fn strict_mode_reserved_names_are_rejected_where_the_engine_would_reject_them() 
 
 #[test]
 fn type_only_grammar_errors_that_tsc_accepts_are_accepted() {
-    for source in ["type T<> = {}", "interface Foo<> {}", "function g<const const T>(x: T) { return x }", "function h<in out T>() {}"] {
+    for source in [
+        "type T<> = {}",
+        "interface Foo<> {}",
+        "function g<const const T>(x: T) { return x }",
+        "function h<in out T>() {}",
+    ] {
         assert!(ts(source).is_ok(), "{source}: {}", ts(source).error_message());
     }
     // `a ?? b && c`: TypeScript parses it, and emits the parentheses JavaScript needs.
     assert_eq!(ts("a ?? b && c").code, "a ?? (b && c)");
+    // `??` and `||` share a precedence in TypeScript.
+    assert_eq!(ts("a ?? b as any || c").code, "(a ?? b       ) || c");
 }
