@@ -136,7 +136,7 @@ fn member(rng: &mut Rng, k: usize) -> String {
         7 => format!("accessor a{k}: number = {k}"),
         8 => format!("static accessor sa{k} = {k}"),
         9 => format!("declare d{k}: number"),
-        10 => format!("[key: string]: any"),
+        10 => "[key: string]: any".to_owned(),
         _ => format!("private p{k}!: number"),
     }
 }
