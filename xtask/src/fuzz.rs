@@ -4,6 +4,10 @@
 //! tests; this task adds coverage-guided fuzzing with libFuzzer. cargo-fuzz needs nightly flags
 //! (`-Zsanitizer`); this machine has only stable Rust, so the task sets `RUSTC_BOOTSTRAP=1`, which lets
 //! the stable compiler accept them. With no TARGET, every target runs for `--seconds` (default 30).
+//!
+//! The `ts_oracle` target is not a libFuzzer target: it runs `cargo xtask ts-oracle` on
+//! [`TS_ORACLE_PROGRAMS`] generated TypeScript programs from a seed taken from the clock (printed, so a
+//! failure can be replayed with `cargo xtask ts-oracle --generated N --seed S`).
 
 use std::process::Command;
 
@@ -20,7 +24,11 @@ const TARGETS: &[&str] = &[
     "fixture",
     "session_line",
     "snapshot_bytes",
+    "ts_oracle",
 ];
+
+/// Generated programs the `ts_oracle` fuzz target compares with typescript@5.
+const TS_ORACLE_PROGRAMS: usize = 40_000;
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut seconds = 30u64;
@@ -37,6 +45,16 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     if targets.is_empty() {
         targets = TARGETS.to_vec();
+    }
+    if let Some(at) = targets.iter().position(|t| *t == "ts_oracle") {
+        targets.remove(at);
+        let seed =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
+        println!("== ts_oracle: {TS_ORACLE_PROGRAMS} generated programs from seed {seed}");
+        crate::ts_oracle::compare(TS_ORACLE_PROGRAMS, seed, 40)?;
+        if targets.is_empty() {
+            return Ok(());
+        }
     }
     let has_cargo_fuzz = Command::new("cargo")
         .args(["fuzz", "--version"])

@@ -10,6 +10,7 @@ mod fuzz;
 mod guest;
 #[cfg(test)]
 mod tidy;
+mod ts_gen;
 mod ts_oracle;
 mod typescript;
 

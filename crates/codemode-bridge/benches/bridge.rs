@@ -7,9 +7,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{
-    BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request, wrap_cell,
-};
+use codemode_bridge::{BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request};
 use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
 use serde_json::json;
 
@@ -60,7 +58,7 @@ fn main() {
         let mut vm = sandbox.start().unwrap();
         vm.eval_script(&script, deadline()).unwrap();
         let start = Instant::now();
-        let mut step = vm.eval_cell(&wrap_cell(&code), "user.js", deadline()).unwrap();
+        let mut step = vm.eval_cell(&code, "user.js", deadline()).unwrap();
         while let Step::Pending { .. } = step {
             for call in vm.take_host_calls() {
                 black_box(decode_request(&call.payload).unwrap());

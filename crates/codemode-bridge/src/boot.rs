@@ -20,9 +20,6 @@ pub const BOOT_FUNCTION: &str = "__codemode_boot";
 /// [`BootContext::api_script`]); it deletes itself on first call.
 pub const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
 
-/// The guest global that adapts a cell's return value (see [`wrap_cell`]).
-pub const RESULT_FUNCTION: &str = "__codemode_result";
-
 /// Names of `tools` members that convenience functions may never take.
 pub const TOOLS_HELPERS: &[&str] = &["search", "describe", "call", "callValue"];
 
@@ -48,6 +45,10 @@ pub struct BootContext {
     pub mcp: Value,
     /// The run's visible namespaces. Default: none.
     pub namespaces: NamespaceTable,
+    /// The bound on a cell's returned value, in UTF-16 code units of its JSON text (the run's
+    /// `maxOutputBytes`): a longer value stays in the guest and only its length crosses (decode with
+    /// [`decode_cell_value_within`]). Default: none (unbounded).
+    pub max_result_chars: Option<u64>,
 }
 
 impl BootContext {
@@ -101,6 +102,7 @@ impl BootContext {
             "mcp": servers,
             "files": files,
             "namespaces": self.namespaces.descriptors(),
+            "maxResultChars": self.max_result_chars,
         }))
     }
 
@@ -232,25 +234,6 @@ fn mcp_table(mcp: &Value) -> Result<(Map<String, Value>, ApiFileTable), BridgeEr
     Ok((servers_out, files))
 }
 
-/// Wraps a cell body so that its return value goes through the prelude's restricted JSON adapter
-/// instead of the engine's `JSON.stringify`: no `toJSON` runs, `NaN`/`Infinity` become `null`, BigInt a
-/// decimal string, a cycle or excessive depth a catchable `TypeError`, and setters guest code put on
-/// `Array.prototype` cannot interfere. Pass the result to the sandbox's `eval_cell` instead of `body`,
-/// and decode the completed value with [`decode_cell_value`]. The prefix sits on the first line, so
-/// line numbers do not move. The value is not bounded; see [`wrap_cell_within`].
-pub fn wrap_cell(body: &str) -> String {
-    format!("return {RESULT_FUNCTION}(await (async () => {{{body}\n}})());")
-}
-
-/// [`wrap_cell`] for a value that must fit in `max_bytes` (the run's `maxOutputBytes`): the guest
-/// hands back the value's JSON text only when it has at most `max_bytes` UTF-16 code units (a text
-/// never has fewer UTF-8 bytes than code units), otherwise just its length, so an oversized value
-/// never crosses into the host. Decode with [`decode_cell_value_within`]. The first line is the
-/// same as [`wrap_cell`]'s (the bound sits after the body).
-pub fn wrap_cell_within(body: &str, max_bytes: u64) -> String {
-    format!("return {RESULT_FUNCTION}(await (async () => {{{body}\n}})(), {max_bytes});")
-}
-
 /// A completed cell's value and the UTF-8 bytes of its JSON text (what the value counts against
 /// `maxOutputBytes`, like a `json(...)` output item).
 #[derive(Clone, Debug, PartialEq)]
@@ -267,7 +250,7 @@ pub struct CellValue {
 #[non_exhaustive]
 pub enum CellValueError {
     /// The value's JSON text is over the bound. `bytes` is its size, or for a value the guest kept
-    /// (see [`wrap_cell_within`]) a lower bound of it.
+    /// (see [`BootContext::max_result_chars`]) a lower bound of it.
     #[error("the returned value is {bytes} bytes or more; at most {limit} bytes are allowed")]
     TooLarge {
         /// Size of the value's JSON text (at least).
@@ -280,7 +263,10 @@ pub enum CellValueError {
     Invalid(JsonError),
 }
 
-/// Decodes the completed value of a [`wrap_cell`] cell: the sandbox's `value_json` is a JSON string
+/// Decodes the completed value of a cell. The prelude hands the sandbox its restricted JSON encoder,
+/// which the sandbox applies to the cell's resolved value when the cell's promise settles (no `toJSON`
+/// runs, `NaN`/`Infinity` become `null`, BigInt a decimal string, a cycle or excessive depth a
+/// `TypeError`; and no extra `await` a cell could observe). So the sandbox's `value_json` is a JSON string
 /// whose content is the restricted JSON text of the value (`None`, for `undefined` or a function,
 /// becomes `null`). The inner text is decoded strictly, at most [`MAX_VALUE_DEPTH`] deep.
 pub fn decode_cell_value(value_json: Option<&str>) -> Result<Value, JsonError> {
@@ -294,7 +280,7 @@ pub fn decode_cell_value(value_json: Option<&str>) -> Result<Value, JsonError> {
     }
 }
 
-/// Decodes the completed value of a [`wrap_cell_within`] cell whose JSON text may have at most
+/// Decodes the completed value of a cell booted with [`BootContext::max_result_chars`], whose JSON text may have at most
 /// `max_bytes` UTF-8 bytes. An oversized text is refused before it is parsed (nothing is allocated
 /// for it); a value the guest kept (its length, a JSON number) is [`CellValueError::TooLarge`] too.
 pub fn decode_cell_value_within(
@@ -359,20 +345,5 @@ mod tests {
         );
         assert!(matches!(decode_cell_value_within(Some("12"), 65536), Err(CellValueError::Invalid(_))));
         assert_eq!(decode_cell_value_within(None, 0).map(|c| c.bytes), Ok(0));
-    }
-
-    #[test]
-    fn wrap_cell_within_keeps_the_first_line_of_wrap_cell() {
-        let a = wrap_cell("1;\nreturn 2;");
-        let b = wrap_cell_within("1;\nreturn 2;", 65536);
-        assert_eq!(a.lines().next(), b.lines().next());
-        assert!(b.ends_with("})(), 65536);"), "{b}");
-    }
-
-    #[test]
-    fn wrap_cell_keeps_the_first_line() {
-        let wrapped = wrap_cell("const a = 1;\nreturn a;");
-        assert_eq!(wrapped.lines().count(), 3);
-        assert!(wrapped.starts_with("return __codemode_result(await (async () => {const a = 1;"));
     }
 }

@@ -40,14 +40,14 @@
 //! 2. Per run: restore the base snapshot, install a sandbox policy that calls
 //!    [`RunBudgets::on_host_call`] and [`OutputAccumulator::push`] (their errors' `to_string()` is the
 //!    refusal message the guest's call throws), evaluate [`BootContext::boot_script`] with
-//!    `eval_script` (a failure there is `runtime_unavailable`), then `eval_cell(wrap_cell(code))`.
+//!    `eval_script` (a failure there is `runtime_unavailable`), then `eval_cell(code)`.
 //! 3. Per host call: [`decode_request`]; a [fatal](DecodeError::is_fatal) error fails the run with
 //!    `runtime_unavailable`, any other is delivered as [`DecodeError::reply`]; otherwise perform the
 //!    operation and deliver a [`Reply`] (`Reply::value` for results, `Reply::reject_sanitized` for
 //!    host/tool failures), then call [`RunBudgets::on_delivered`].
 //! 4. Before suspending or draining more calls, check [`OutputAccumulator::limit_exceeded`]
 //!    (`output_limit_exceeded`); put [`OutputAccumulator::take_new`] in each result; decode a completed
-//!    value with [`decode_cell_value_within`] (cells wrapped by [`wrap_cell_within`]); the value's
+//!    value with [`decode_cell_value_within`] (the bound is [`BootContext::max_result_chars`]); the value's
 //!    bytes plus [`OutputAccumulator::used_bytes`] must fit in `maxOutputBytes`, else the run fails
 //!    with `output_limit_exceeded`. Store the budgets and the accumulator with the snapshot.
 //!
@@ -65,7 +65,8 @@
 //!   converted by the intrinsic `toISOString` and an `Error` becomes `{ name, message }`; `Map`/`Set`
 //!   and other class instances contribute their own enumerable properties (usually `{}`), as
 //!   `JSON.stringify` would; binary values throw; shared references are encoded where they appear.
-//! - **Cell values** are encoded by the prelude too ([`wrap_cell`]), because the engine's
+//! - **Cell values** are encoded by the prelude too (the prelude hands its encoder to the sandbox,
+//!   which applies it when the cell's promise settles; see [`decode_cell_value`]), because the engine's
 //!   `JSON.stringify` invokes `toJSON` and runs setters guest code put on `Array.prototype`.
 #![deny(missing_docs)]
 
@@ -83,7 +84,7 @@ pub mod scope;
 
 pub use boot::{
     BOOT_FUNCTION, BootContext, CellValue, CellValueError, MCP_SERVER_HELPERS, NAMESPACES_FUNCTION,
-    RESULT_FUNCTION, TOOLS_HELPERS, decode_cell_value, decode_cell_value_within, wrap_cell, wrap_cell_within,
+    TOOLS_HELPERS, decode_cell_value, decode_cell_value_within,
 };
 pub use budget::{
     BudgetLimits, BudgetRefusal, OutputAccumulator, OutputKind, OutputRefusal, RunBudgets,

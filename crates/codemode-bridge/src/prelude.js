@@ -1,14 +1,12 @@
 // codemode guest prelude (bridge protocol 1).
 //
 // Evaluated once, as a classic script, into the base snapshot, before any user code exists. It
-// captures the sandbox's two private imports and every intrinsic it needs, deletes the imports from
-// globalThis, and leaves two private globals:
+// captures the sandbox's three private imports and every intrinsic it needs, deletes the imports from
+// globalThis (handing its cell-value encoder to the sandbox first), and leaves private globals:
 //   __codemode_boot(json)   - called once per run by the boot script; defines the guest API, then
 //                             deletes itself. Without `namespaces` in the JSON it leaves
 //                             __codemode_namespaces(json) instead: the API is then baked into a
 //                             base image once, and each run adds its namespaces (and deletes the hook)
-//   __codemode_result(v, n) - encodes a cell's return value (see `wrap_cell` in boot.rs); with `n`,
-//                             a text over n code units is replaced by its length
 // Everything that crosses to the host is restricted JSON text built by `encode` below; nothing here
 // calls a method that user code could have replaced after load (no `.push`, `.then`, `JSON.*`, ...).
 (function (global) {
@@ -21,7 +19,8 @@
 
   const hostCall = global.__codemode_host_call;
   const emitOutput = global.__codemode_output;
-  if (typeof hostCall !== "function" || typeof emitOutput !== "function") {
+  const setResultEncoder = global.__codemode_set_result_encoder;
+  if (typeof hostCall !== "function" || typeof emitOutput !== "function" || typeof setResultEncoder !== "function") {
     throw new Error("codemode prelude: the sandbox bridge imports are missing");
   }
 
@@ -74,6 +73,7 @@
 
   delete global.__codemode_host_call;
   delete global.__codemode_output;
+  delete global.__codemode_set_result_encoder;
 
   // ---- stack-trace hook: no frame's function or receiver is reachable ----
   // The engine passes CallSite objects to a guest's `Error.prepareStackTrace` (for any error,
@@ -734,12 +734,13 @@
   }
 
   // The cell's value as restricted JSON text (a string), or undefined; see `decode_cell_value`.
-  // With `maxChars` (see `wrap_cell_within`), a text longer than that many UTF-16 code units (so
-  // more than that many UTF-8 bytes) stays here: only its length (a number) is returned, and the
-  // host fails the run with output_limit_exceeded.
-  function cellResult(value, maxChars) {
+  // With a bound (the boot context's `maxResultChars`: the run's maxOutputBytes), a text longer than
+  // that many UTF-16 code units (so more than that many UTF-8 bytes) stays here: only its length (a
+  // number) is returned, and the host fails the run with output_limit_exceeded.
+  let resultMaxChars;
+  function cellResult(value) {
     const text = encode(value, "the cell's return value");
-    if (typeof maxChars === "number" && text !== undefined && text.length > maxChars) return text.length;
+    if (typeof resultMaxChars === "number" && text !== undefined && text.length > resultMaxChars) return text.length;
     return text;
   }
 
@@ -1004,6 +1005,7 @@
         "code mode bridge protocol mismatch: prelude speaks " + PROTOCOL + ", host speaks " + StringCtor(ctx.protocol),
       );
     }
+    if (typeof ctx.maxResultChars === "number") resultMaxChars = ctx.maxResultChars;
     defineGlobal("ALL_TOOLS", ctx.allTools);
     defineGlobal("tools", makeTools(ctx.convenience));
     defineGlobal("MCP", makeMcp(ctx.mcp));
@@ -1033,11 +1035,6 @@
     enumerable: false,
     configurable: true,
   });
-  defineProperty(global, "__codemode_result", {
-    __proto__: null,
-    value: cellResult,
-    writable: false,
-    enumerable: false,
-    configurable: false,
-  });
+  // The sandbox applies it to every cell's resolved value, outside any guest-visible promise.
+  setResultEncoder(cellResult);
 })(globalThis);

@@ -17,6 +17,7 @@ const PRELUDE: &str = r#"
   const hostCall = globalThis.__codemode_host_call;
   delete globalThis.__codemode_host_call;
   delete globalThis.__codemode_output;
+  delete globalThis.__codemode_set_result_encoder;
   globalThis.host = (payload) => hostCall(payload);
 })();
 "#;

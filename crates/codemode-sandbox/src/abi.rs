@@ -21,8 +21,13 @@ pub mod globals {
     /// `__codemode_output(kind: "text" | "json", payload: string): undefined` — synchronous
     /// output. Throws a plain `Error` if the policy refuses it.
     pub const OUTPUT: &str = "__codemode_output";
+    /// `__codemode_set_result_encoder(encode: (value) => string): undefined` — from then on a
+    /// cell's resolved value `v` is reported as `JSON.stringify(encode(v))`, applied by the guest
+    /// when the cell's promise settles (no `await` or promise lookup the cell could observe); an
+    /// exception from `encode` fails the cell.
+    pub const SET_RESULT_ENCODER: &str = "__codemode_set_result_encoder";
     /// Every private global.
-    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT];
+    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT, SET_RESULT_ENCODER];
 }
 
 pub use crate::abi_names::IMPORT_ALLOWLIST;

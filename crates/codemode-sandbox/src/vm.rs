@@ -396,8 +396,9 @@ impl Vm {
 
     /// Start a cell: `body` runs as the body of an async function, so top-level `await` and
     /// `return` work; jobs then run until the cell completes, fails or waits on host calls.
-    /// Line numbers in errors match `body`'s lines and stacks name `filename`. Columns on the
-    /// first line are offset by the wrapper's prefix (`(async function () {`, 20 characters).
+    /// Stacks name `filename`. The wrapper's header sits on a line of its own, so line `n` of
+    /// `body` is line `n + `[`CELL_LINE_OFFSET`](crate::CELL_LINE_OFFSET) in errors and columns are
+    /// `body`'s own.
     pub fn eval_cell(&mut self, body: &str, filename: &str, deadline: Instant) -> Result<Step, SandboxError> {
         if self.cell_running {
             return Err(SandboxError::Busy);

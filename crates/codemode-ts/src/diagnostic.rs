@@ -40,6 +40,16 @@ impl Diagnostic {
         Self { kind, message: message.into(), line, column, code_frame: code_frame(source, line, column) }
     }
 
+    /// Builds a diagnostic at a 1-based (line, column) of `source`.
+    pub(crate) fn at_position(
+        kind: DiagnosticKind,
+        message: impl Into<String>,
+        source: &str,
+        (line, column): (u32, u32),
+    ) -> Self {
+        Self { kind, message: message.into(), line, column, code_frame: code_frame(source, line, column) }
+    }
+
     /// Renders the diagnostic as `file:line:column: message` followed by the code frame.
     pub fn render(&self, file_name: &str) -> String {
         format!("{file_name}:{}:{}: {}\n{}", self.line, self.column, self.message, self.code_frame)

@@ -22,13 +22,16 @@
 //! 4. **Type stripping** (TypeScript only; JavaScript cells are returned unchanged). Types are
 //!    replaced by spaces in place, like Node's `--experimental-strip-types`, so every line and
 //!    almost every column of the output is where the user wrote it. There is no down-levelling:
-//!    QuickJS runs modern JavaScript. Three constructs need generated code:
+//!    QuickJS runs modern JavaScript. A few constructs need generated code:
 //!    - parameter properties (`constructor(private x: number)`) become a field declaration at the
 //!      start of the class body and an assignment at the start of the constructor (after
 //!      `super(...)`), as TypeScript emits them for ES2022;
-//!    - `enum` and `const enum` become an object built by an IIFE, with reverse mappings for
-//!      numeric members, as TypeScript emits them;
-//!    - a multi-line arrow return type moves the `)` so that `=>` stays on the line of the `)`.
+//!    - `enum` and `const enum` become an object built by an IIFE, with TypeScript's values and
+//!      reverse mappings (its constant evaluation and syntactic string rule; see `enums.rs`);
+//!    - auto-accessors (`accessor x = 1`) become a private storage field, a getter and a setter;
+//!    - a multi-line arrow return type moves the `)` so that `=>` stays on the line of the `)`;
+//!    - an operand whose erased type would let an operator regroup it (`2 ** 3 as number ** 2`)
+//!      is parenthesized, as TypeScript emits it.
 //!
 //!    `namespace`/`module` blocks that hold values are rejected with a diagnostic (kind
 //!    [`DiagnosticKind::Unsupported`]) that suggests a plain object; type-only and `declare`d
@@ -37,8 +40,7 @@
 //!
 //! Positions: the output keeps every line. Columns are the user's columns except after generated
 //! code on the same line (see above); [`StripReturn::map_position`] maps any position of the
-//! [wrapped](StripReturn::wrapped) script back to the user's source exactly, and diagnostics are
-//! always in user coordinates. Name the evaluated script [`StripReturn::file_name`]
+//! output back to the user's source exactly, and diagnostics are always in user coordinates. Name the evaluated script [`StripReturn::file_name`]
 //! (`user.ts` / `user.js`).
 //!
 //! ```
@@ -56,9 +58,11 @@
 #![deny(missing_docs)]
 
 mod diagnostic;
+mod enums;
 mod module_check;
 mod rewrite;
 mod shell;
+mod strict_check;
 mod strip;
 
 #[doc(hidden)]
@@ -72,9 +76,10 @@ use oxc::span::SourceType;
 pub use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::rewrite::{Edit, EditKind, Rewritten};
 
-/// Text placed before the cell to make it the body of an async function. It sits on line 1, so
-/// lines of the wrapped script equal lines of the cell.
-pub const WRAPPER_PREFIX: &str = "(async () => {";
+/// Text placed before the cell by [`StripReturn::wrapped`] to make it the body of an async
+/// function, for evaluating a cell outside the sandbox (the sandbox wraps cells itself). It is a
+/// line of its own: line `n` of the code is line `n + 1` of the wrapped script, at the same column.
+pub const WRAPPER_PREFIX: &str = "(async () => {\n";
 
 /// Text placed after the cell. The line break keeps a trailing `//` comment from swallowing it.
 pub const WRAPPER_SUFFIX: &str = "\n})()";
@@ -156,15 +161,12 @@ impl StripReturn {
         s
     }
 
-    /// Maps a 1-based (line, column) of the [wrapped](Self::wrapped) script, as a runtime error
-    /// reports it, to the user's source. `None` for positions inside the wrapper itself. Columns
-    /// count Unicode scalar values.
+    /// Maps a 1-based (line, column) of [`code`](Self::code), the script the engine runs, to the
+    /// user's source. This is the one position map from engine positions to user positions, for
+    /// both languages: callers first undo the lines their wrapper adds before the code (one, for
+    /// both the sandbox's wrapper and [`wrapped`](Self::wrapped)). `None` past the code's last
+    /// line. Columns count Unicode scalar values.
     pub fn map_position(&self, line: u32, column: u32) -> Option<(u32, u32)> {
-        let column = if line == 1 {
-            column.checked_sub(WRAPPER_PREFIX.chars().count() as u32).filter(|&c| c > 0)?
-        } else {
-            column
-        };
         let code_lines = 1 + self.code.matches('\n').count() as u32;
         if line > code_lines {
             return None;
@@ -228,7 +230,10 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
         );
     }
     let allocator = Allocator::default();
-    let parsed = parse(&allocator, source, language);
+    let mut parsed = parse(&allocator, source, language);
+    if language == Language::TypeScript {
+        parsed.diagnostics.retain(|d| !is_grammar_only(&d.message));
+    }
     if parsed.panicked || !parsed.diagnostics.is_empty() {
         return StripReturn::failed(language, syntax_diagnostics(source, language, &parsed));
     }
@@ -255,6 +260,18 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
         );
         edits.extend(stripper.edits);
     }
+    if language == Language::JavaScript {
+        let mut strict = strict_check::StrictCheck::default();
+        strict.visit_program(&parsed.program);
+        let room = MAX_DIAGNOSTICS.saturating_sub(diagnostics.len());
+        diagnostics.extend(
+            strict
+                .findings
+                .iter()
+                .take(room)
+                .map(|f| Diagnostic::at(DiagnosticKind::Syntax, f.message.clone(), source, f.span.start)),
+        );
+    }
     if !diagnostics.is_empty() {
         return StripReturn::failed(language, diagnostics);
     }
@@ -268,8 +285,43 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
         if reparsed.panicked || !reparsed.diagnostics.is_empty() {
             return StripReturn::failed(language, syntax_diagnostics(&map.code, language, &reparsed));
         }
+        let mut strict = strict_check::StrictCheck::default();
+        strict.visit_program(&reparsed.program);
+        if !strict.findings.is_empty() {
+            let index = diagnostic::LineIndex::new(&map.code);
+            let diagnostics = strict
+                .findings
+                .iter()
+                .take(MAX_DIAGNOSTICS)
+                .map(|f| {
+                    let (line, column) = index.position(&map.code, f.span.start);
+                    let at = map.map(line, column).unwrap_or((line, column));
+                    Diagnostic::at_position(DiagnosticKind::Syntax, f.message.clone(), source, at)
+                })
+                .collect();
+            return StripReturn::failed(language, diagnostics);
+        }
     }
     StripReturn { code: map.code.clone(), diagnostics, language, map }
+}
+
+/// TypeScript grammar errors that oxc reports while parsing but `tsc` reports only when type
+/// checking, so `transpileModule` (what a TypeScript user runs) accepts the code: the parsed tree is
+/// complete and everything involved is a type, erased anyway. Whatever stays in the output is
+/// parsed again as JavaScript.
+fn is_grammar_only(message: &str) -> bool {
+    const MESSAGES: &[&str] = &[
+        "Type parameter list cannot be empty.",
+        "Type argument list cannot be empty.",
+        "'const' modifier can only appear on a type parameter of a function, method or class",
+        "'in' modifier can only appear on a type parameter of a class, interface or type alias.",
+        "'out' modifier can only appear on a type parameter of a class, interface or type alias.",
+        "'const' modifier already seen.",
+        "'in' modifier already seen.",
+        "'out' modifier already seen.",
+        "Logical expressions and coalesce expressions cannot be mixed",
+    ];
+    MESSAGES.contains(&message)
 }
 
 /// Only the module-syntax check, for callers that run the other steps themselves. Returns no

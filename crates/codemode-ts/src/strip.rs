@@ -2,18 +2,21 @@
 //! place (so every line and column of runtime code stays where the user wrote it), plus the few
 //! lowerings that need generated code: parameter properties and enums.
 
-use codemode_core::ident;
 use oxc::ast::ast::{
-    AccessorPropertyType, BindingPattern, Class, ClassBody, ClassElement, Declaration, Decorator, Expression,
-    FormalParameter, ImportOrExportKind, MethodDefinition, MethodDefinitionKind, MethodDefinitionType,
-    ModuleDeclaration, PropertyDefinitionType, PropertyKey, Statement, TSAsExpression, TSClassImplements,
-    TSEnumDeclaration, TSEnumMemberName, TSImportEqualsDeclaration, TSModuleReference,
+    AccessorProperty, AccessorPropertyType, BinaryExpression, BindingPattern, Class, ClassBody, ClassElement,
+    Declaration, Decorator, Expression, FormalParameter, ImportOrExportKind, LogicalExpression,
+    MethodDefinition, MethodDefinitionKind, MethodDefinitionType, ModuleDeclaration, PropertyDefinitionType,
+    PropertyKey, Statement, TSAsExpression, TSClassImplements, TSImportEqualsDeclaration, TSModuleReference,
     TSNamespaceDeclaration, TSNamespaceDeclarationBody, TSNonNullExpression, TSSatisfiesExpression,
     TSThisParameter, TSTypeAnnotation, TSTypeAssertion, TSTypeParameterDeclaration,
-    TSTypeParameterInstantiation, VariableDeclarator,
+    TSTypeParameterInstantiation, VariableDeclaration, VariableDeclarationKind, VariableDeclarator,
 };
 use oxc::ast_visit::{Visit, walk};
 use oxc::span::{GetSpan, Span};
+use oxc::syntax::operator::LogicalOperator;
+use oxc::syntax::precedence::{GetPrecedence, Precedence};
+
+use crate::enums::{Bindings, Scopes};
 
 use crate::module_check::{Finding, is_type_only};
 use crate::rewrite::{Edit, EditKind};
@@ -22,18 +25,126 @@ use crate::rewrite::{Edit, EditKind};
 const TS_MODIFIERS: &[&str] =
     &["public", "private", "protected", "readonly", "override", "abstract", "declare"];
 
-/// Prefix of the helper names used by the enum lowering; no user identifier should start with it.
+/// Prefix of generated private names; no user identifier should start with it.
 const HELPER: &str = "$cm$";
 
 pub(crate) struct Stripper<'s> {
     source: &'s str,
     pub(crate) edits: Vec<Edit>,
     pub(crate) unsupported: Vec<Finding>,
+    /// Scope frames for enum evaluation; only kept when the cell mentions `enum`.
+    scopes: Scopes,
+    track_scopes: bool,
+    /// The name of the class whose body is being walked (for static auto-accessors).
+    class_name: Option<String>,
 }
 
 impl<'s> Stripper<'s> {
     pub(crate) fn new(source: &'s str) -> Self {
-        Self { source, edits: Vec::new(), unsupported: Vec::new() }
+        Self {
+            source,
+            edits: Vec::new(),
+            unsupported: Vec::new(),
+            scopes: Scopes::default(),
+            track_scopes: source.contains("enum"),
+            class_name: None,
+        }
+    }
+
+    /// Where the `class` keyword of `it` ends.
+    fn class_keyword_end(&self, it: &Class<'_>) -> u32 {
+        let mut pos = it.decorators.last().map_or(it.span.start, |d| d.span.end) as usize;
+        while let Some((at, c, _)) = self.next_significant(pos) {
+            if at >= it.body.span.start as usize {
+                break;
+            }
+            let word_end = if c.is_ascii_alphabetic() {
+                self.bytes()[at..]
+                    .iter()
+                    .position(|b| !b.is_ascii_alphanumeric())
+                    .map_or(self.source.len(), |n| at + n)
+            } else {
+                at + 1
+            };
+            if &self.source[at..word_end] == "class" {
+                return word_end as u32;
+            }
+            pos = word_end;
+        }
+        it.span.start
+    }
+
+    /// Wraps an operand of a binary or logical operator in parentheses when erasing its type
+    /// (`2 ** 3 as number ** 2`, `1 + 2 as number * 3`) would otherwise let the operator regroup
+    /// it, as TypeScript does.
+    fn parenthesize_operand(
+        &mut self,
+        operand: &Expression<'_>,
+        outer: Precedence,
+        outer_op: OperandOf,
+        left: bool,
+    ) {
+        if !is_type_wrapper(operand) {
+            // `a ?? b && c` parses in TypeScript (mixing is a type-check error there) and tsc emits
+            // `a ?? (b && c)`; JavaScript needs the parentheses.
+            if mixes_coalesce(operand, outer_op) {
+                let span = operand.span();
+                self.replace(span.start, span.start, "(".to_owned());
+                self.replace(span.end, span.end, ")".to_owned());
+            }
+            return;
+        }
+        let inner = erased(operand);
+        let Some(inner_precedence) = precedence(inner) else { return };
+        let exponent = outer == Precedence::Exponentiation;
+        let regroups = inner_precedence < outer
+            || (inner_precedence == outer && (if left { exponent } else { !exponent }))
+            || mixes_coalesce(inner, outer_op);
+        if regroups {
+            let start = operand.span().start;
+            self.replace(start, start, "(".to_owned());
+            let end = inner.span().end;
+            self.replace(end, end, ")".to_owned());
+        }
+    }
+
+    /// Lowers an auto-accessor (`accessor x = 1`) as TypeScript does for ES2022: a private
+    /// storage field plus a getter and a setter.
+    fn lower_accessor(&mut self, class: Option<&str>, it: &AccessorProperty<'_>, index: usize) {
+        if it.computed {
+            self.unsupported(
+                it.span,
+                "Auto-accessors with a computed name (`accessor [key] = ...`) are not supported in Code Mode \
+                 cells; write a private field with a getter and a setter instead.",
+            );
+            return;
+        }
+        let key_span = it.key.span();
+        let key_text = &self.source[key_span.start as usize..key_span.end as usize];
+        let storage = match &it.key {
+            PropertyKey::StaticIdentifier(id) => format!("#{}_accessor_storage", id.name),
+            PropertyKey::PrivateIdentifier(id) => format!("#{}_accessor_storage", id.name),
+            _ => format!("#{HELPER}accessor_storage_{index}"),
+        };
+        let is_static = if it.r#static { "static " } else { "" };
+        let receiver = match (it.r#static, class) {
+            (true, Some(name)) => name.to_owned(),
+            _ => "this".to_owned(),
+        };
+        let methods = format!(
+            " {is_static}get {key_text}() {{ return {receiver}.{storage}; }} {is_static}set {key_text}(value) {{ \
+             {receiver}.{storage} = value; }}"
+        );
+        let start = it.decorators.last().map_or(it.span.start, |d| d.span.end);
+        match &it.value {
+            Some(value) => {
+                let v = value.span();
+                self.replace(start, v.start, format!("{is_static}{storage} = "));
+                self.replace(v.end, it.span.end, format!(";{methods}"));
+                self.visit_expression(value);
+            }
+            None => self.replace(start, it.span.end, format!("{is_static}{storage};{methods}")),
+        }
     }
 
     fn bytes(&self) -> &[u8] {
@@ -154,59 +265,6 @@ impl<'s> Stripper<'s> {
             self.blank(expr_end, end);
         }
     }
-
-    fn lower_enum(&mut self, it: &TSEnumDeclaration<'_>) {
-        let name = it.id.name.as_str();
-        let closer = format!(" }})({name} || ({name} = {{}}));");
-        let header = format!(
-            "var {name}; (function ({name}) {{ var {HELPER}v = -1; function {HELPER}m(k, v) {{ {HELPER}v = v; \
-             {name}[k] = v; if (typeof v !== \"string\") {name}[v] = k; return v; }}"
-        );
-        let members = &it.body.members;
-        let Some(first) = members.first() else {
-            self.replace(it.span.start, it.span.end, format!("{header}{closer}"));
-            return;
-        };
-        self.replace(it.span.start, first.span.start, header);
-        for (i, member) in members.iter().enumerate() {
-            let key = match &member.id {
-                TSEnumMemberName::Identifier(id) => id.name.to_string(),
-                TSEnumMemberName::String(s) | TSEnumMemberName::ComputedString(s) => s.value.to_string(),
-                TSEnumMemberName::ComputedTemplateString(t) => t
-                    .quasis
-                    .first()
-                    .and_then(|q| q.value.cooked.as_ref())
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-            };
-            let binding = if is_plain_identifier(&key) && key != name && !key.starts_with(HELPER) {
-                format!("var {key} = ")
-            } else {
-                String::new()
-            };
-            let key_literal = js_string(&key);
-            let next = members.get(i + 1).map_or(it.span.end, |m| m.span.start);
-            let tail = if i + 1 == members.len() { closer.as_str() } else { "" };
-            match &member.initializer {
-                Some(init) => {
-                    let init_span = init.span();
-                    self.replace(
-                        member.span.start,
-                        init_span.start,
-                        format!(" {binding}{HELPER}m({key_literal}, "),
-                    );
-                    self.replace(init_span.end, next, format!(");{tail}"));
-                }
-                None => {
-                    self.replace(
-                        member.span.start,
-                        next,
-                        format!(" {binding}{HELPER}m({key_literal}, {HELPER}v + 1);{tail}"),
-                    );
-                }
-            }
-        }
-    }
 }
 
 /// Names of a constructor's parameter properties (`constructor(private x: number)`), in order.
@@ -239,15 +297,6 @@ fn namespace_is_type_only(ns: &TSNamespaceDeclaration<'_>) -> bool {
             _ => false,
         }),
     }
-}
-
-/// Whether an enum member name can be bound as `var <name> = ...`: identifier syntax and not a
-/// reserved word (the [`codemode_core::ident`] rules), except that the prototype-chain names that
-/// list adds for catalog safety (`__proto__`, `constructor`, `prototype`) are ordinary bindings
-/// here, so an enum member of that name can still be referenced by later members.
-fn is_plain_identifier(s: &str) -> bool {
-    ident::is_identifier_name(s)
-        && (!ident::is_reserved_word(s) || matches!(s, "__proto__" | "constructor" | "prototype"))
 }
 
 /// A double-quoted JavaScript string literal for `s`.
@@ -345,11 +394,12 @@ impl<'a> Visit<'a> for Stripper<'_> {
             Declaration::TSInterfaceDeclaration(d) => self.blank_statement(d.span),
             Declaration::TSEnumDeclaration(e) if e.declare => self.blank_statement(e.span),
             Declaration::TSEnumDeclaration(e) => {
-                self.lower_enum(e);
-                for member in &e.body.members {
-                    if let Some(init) = &member.initializer {
-                        self.visit_expression(init);
-                    }
+                let lowered = self.scopes.lower(e);
+                for r in lowered.replacements {
+                    self.replace(r.start, r.end, r.text);
+                }
+                for init in lowered.kept {
+                    self.visit_expression(init);
                 }
             }
             Declaration::TSNamespaceDeclaration(n) => {
@@ -420,12 +470,79 @@ impl<'a> Visit<'a> for Stripper<'_> {
             .into_iter()
             .flatten()
             .max()
-            .unwrap_or(it.span.start);
+            .unwrap_or_else(|| self.class_keyword_end(it));
             if let Some((at, _, _)) = self.next_significant(after as usize) {
                 self.blank(at as u32, last.span.end);
             }
         }
+        let outer = std::mem::replace(&mut self.class_name, it.id.as_ref().map(|id| id.name.to_string()));
         walk::walk_class(self, it);
+        self.class_name = outer;
+    }
+
+    fn visit_statements(&mut self, it: &oxc::allocator::Vec<'a, Statement<'a>>) {
+        if !self.track_scopes {
+            walk::walk_statements(self, it);
+            return;
+        }
+        self.scopes.push(it);
+        walk::walk_statements(self, it);
+        self.scopes.pop();
+    }
+
+    fn visit_variable_declaration(&mut self, it: &VariableDeclaration<'a>) {
+        walk::walk_variable_declaration(self, it);
+        if !self.track_scopes {
+            return;
+        }
+        for d in &it.declarations {
+            match (&d.id, &d.init) {
+                (BindingPattern::BindingIdentifier(id), Some(init))
+                    if it.kind == VariableDeclarationKind::Const && d.type_annotation.is_none() =>
+                {
+                    self.scopes.record_const(&id.name, init);
+                }
+                _ => {
+                    let mut names = Bindings::default();
+                    names.visit_binding_pattern(&d.id);
+                    for name in names.0 {
+                        self.scopes.record_binding(&name);
+                    }
+                }
+            }
+        }
+    }
+
+    fn visit_binary_expression(&mut self, it: &BinaryExpression<'a>) {
+        let p = it.operator.precedence();
+        self.parenthesize_operand(&it.left, p, OperandOf::Other, true);
+        self.parenthesize_operand(&it.right, p, OperandOf::Other, false);
+        walk::walk_binary_expression(self, it);
+    }
+
+    fn visit_logical_expression(&mut self, it: &LogicalExpression<'a>) {
+        let p = it.operator.precedence();
+        let op =
+            if it.operator == LogicalOperator::Coalesce { OperandOf::Coalesce } else { OperandOf::AndOr };
+        self.parenthesize_operand(&it.left, p, op, true);
+        // `a ?? b as T || c`: TypeScript gives `??` and `||` one precedence, so this is
+        // `(a ?? b) || c` there; oxc parsed `a ?? (b || c)`. Emit TypeScript's grouping.
+        if let (OperandOf::Coalesce, Expression::LogicalExpression(r)) = (op, &it.right)
+            && r.operator == LogicalOperator::Or
+        {
+            let mut leftmost = &r.left;
+            while let Expression::LogicalExpression(l) = leftmost
+                && l.operator == LogicalOperator::Or
+            {
+                leftmost = &l.left;
+            }
+            self.replace(it.span.start, it.span.start, "(".to_owned());
+            let end = leftmost.span().end;
+            self.replace(end, end, ")".to_owned());
+        } else {
+            self.parenthesize_operand(&it.right, p, op, false);
+        }
+        walk::walk_logical_expression(self, it);
     }
 
     fn visit_class_body(&mut self, it: &ClassBody<'a>) {
@@ -446,6 +563,7 @@ impl<'a> Visit<'a> for Stripper<'_> {
                 self.replace(it.span.start + 1, it.span.start + 1, fields);
             }
         }
+        let mut accessor_index = 0;
         for element in &it.body {
             match element {
                 ClassElement::TSIndexSignature(s) => self.blank_statement(s.span),
@@ -485,12 +603,9 @@ impl<'a> Visit<'a> for Stripper<'_> {
                     self.visit_property_definition(p);
                 }
                 ClassElement::AccessorProperty(p) => {
-                    let start = p.decorators.last().map_or(p.span.start, |d| d.span.end);
-                    self.blank_modifiers(start, key_start(&p.key, p.computed, self.source));
-                    if p.definite {
-                        self.blank_marker_after(p.key.span().end, p.computed, b'!');
-                    }
-                    self.visit_accessor_property(p);
+                    let class = self.class_name.clone();
+                    self.lower_accessor(class.as_deref(), p, accessor_index);
+                    accessor_index += 1;
                 }
                 ClassElement::StaticBlock(b) => self.visit_static_block(b),
             }
@@ -554,6 +669,64 @@ impl<'a> Visit<'a> for Stripper<'_> {
             }
         }
         walk::walk_arrow_function_expression(self, it);
+    }
+}
+
+/// The kind of operator an operand belongs to, for the `??`-mixing rule.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OperandOf {
+    Coalesce,
+    AndOr,
+    Other,
+}
+
+/// `x as T`, `x satisfies T`, `<T>x`, `x!`: erased down to `x`.
+fn is_type_wrapper(e: &Expression<'_>) -> bool {
+    matches!(
+        e,
+        Expression::TSAsExpression(_)
+            | Expression::TSSatisfiesExpression(_)
+            | Expression::TSTypeAssertion(_)
+            | Expression::TSNonNullExpression(_)
+    )
+}
+
+/// The expression left after erasing type wrappers.
+fn erased<'b, 'a>(mut e: &'b Expression<'a>) -> &'b Expression<'a> {
+    loop {
+        e = match e {
+            Expression::TSAsExpression(x) => &x.expression,
+            Expression::TSSatisfiesExpression(x) => &x.expression,
+            Expression::TSTypeAssertion(x) => &x.expression,
+            Expression::TSNonNullExpression(x) => &x.expression,
+            _ => return e,
+        };
+    }
+}
+
+/// The precedence of an operator expression; `None` for primary and member-level expressions.
+fn precedence(e: &Expression<'_>) -> Option<Precedence> {
+    Some(match e {
+        Expression::SequenceExpression(_) => Precedence::Comma,
+        Expression::YieldExpression(_) => Precedence::Yield,
+        Expression::AssignmentExpression(_) | Expression::ArrowFunctionExpression(_) => Precedence::Assign,
+        Expression::ConditionalExpression(_) => Precedence::Conditional,
+        Expression::LogicalExpression(l) => l.operator.precedence(),
+        Expression::BinaryExpression(b) => b.operator.precedence(),
+        Expression::UnaryExpression(_) | Expression::AwaitExpression(_) => Precedence::Prefix,
+        Expression::UpdateExpression(_) => Precedence::Postfix,
+        _ => return None,
+    })
+}
+
+/// `a ?? b` next to `||`/`&&` (or the reverse) needs parentheses in JavaScript.
+fn mixes_coalesce(inner: &Expression<'_>, outer: OperandOf) -> bool {
+    match inner {
+        Expression::LogicalExpression(l) => {
+            let coalesce = l.operator == LogicalOperator::Coalesce;
+            (coalesce && outer == OperandOf::AndOr) || (!coalesce && outer == OperandOf::Coalesce)
+        }
+        _ => false,
     }
 }
 

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use codemode_bridge::{
     BootContext, CellValueError, DeliveryLimits, HostRequest, PRELUDE, Reply, call_envelope, decode_request,
-    wrap_cell, wrap_cell_within,
 };
 use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
 use codemode_core::hint::{HintOptions, input_hint, output_hint};
@@ -149,6 +148,7 @@ impl CodeModeBuilder {
         boot.all_tools = catalog.guest_entries().cloned().collect();
         boot.convenience = catalog.convenience_names().to_vec();
         boot.mcp = mcp.as_ref().map(mcp_boot_json).unwrap_or(Value::Null);
+        boot.max_result_chars = Some(config.max_output_bytes);
         let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
         let sandbox = if config.enabled {
             match &self.sandbox_factory {
@@ -362,9 +362,6 @@ fn bounded(text: &str, max: usize) -> String {
     out
 }
 
-/// Characters the sandbox's cell wrapper puts before the body on line 1.
-const SANDBOX_PREFIX_CHARS: u32 = 20;
-
 impl CodeMode {
     /// Starts building a runtime for `config`.
     pub fn builder(config: CodeModeConfig) -> CodeModeBuilder {
@@ -494,7 +491,7 @@ impl CodeMode {
         let run_id = self.new_run_id();
         let restart_safe = cell.restart_safe || scope.restart_safe;
         let file = stripped.file_name();
-        let body = wrap_cell_within(&stripped.code, inner.config.max_output_bytes);
+        let body = stripped.code.clone();
         let mut run =
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
         self.add_namespaces(&mut run, scope);
@@ -1420,26 +1417,19 @@ fn guest_error_message(error: &GuestError, source: &codemode_ts::StripReturn) ->
     }
     let file = source.file_name();
     if let Some((line, column)) = stack_position(&error.stack, file) {
-        let mapped = if line == 1 {
-            let prefix = SANDBOX_PREFIX_CHARS + bridge_prefix_chars();
-            column
-                .checked_sub(prefix)
-                .filter(|c| *c > 0)
-                .and_then(|c| source.map_position(1, c + codemode_ts::WRAPPER_PREFIX.chars().count() as u32))
-        } else {
-            source.map_position(line, column)
-        };
+        // The sandbox's cell wrapper has its own line before the code; columns are the code's.
+        let mapped = line
+            .checked_sub(codemode_sandbox::CELL_LINE_OFFSET)
+            .filter(|l| *l > 0)
+            .and_then(|l| source.map_position(l, column.max(1)));
         match mapped {
-            Some((l, c)) => message.push_str(&format!(" (at {file}:{l}:{c})")),
-            None => message.push_str(&format!(" (at {file}:{line})")),
+            Some((l, c)) if column > 0 => message.push_str(&format!(" (at {file}:{l}:{c})")),
+            Some((l, _)) => message.push_str(&format!(" (at {file}:{l})")),
+            // A position in the wrapper itself says nothing about the user's code.
+            None => {}
         }
     }
     message
-}
-
-fn bridge_prefix_chars() -> u32 {
-    let wrapped = wrap_cell("\u{0}");
-    wrapped.split('\u{0}').next().map_or(0, |p| p.chars().count() as u32)
 }
 
 /// The first `file:line:column` in a QuickJS stack.

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use codemode_bridge::{
     BootContext, BudgetLimits, DeliveryLimits, HostRequest, OutputAccumulator, OutputKind, PRELUDE, Reply,
-    RunBudgets, call_envelope, decode_cell_value, decode_request, wrap_cell,
+    RunBudgets, call_envelope, decode_cell_value, decode_request,
 };
 use codemode_core::CodeModeOutput;
 use codemode_sandbox::{Delivery, GuestPolicy, Sandbox, SandboxConfig, Step, Vm};
@@ -139,7 +139,7 @@ pub fn run_with(
     host: &mut dyn FnMut(&HostRequest) -> Reply,
 ) -> Outcome {
     let mut vm = booted_vm(ctx, ledger);
-    let step = vm.eval_cell(&wrap_cell(code), "user.js", deadline()).unwrap();
+    let step = vm.eval_cell(code, "user.js", deadline()).unwrap();
     drive(&mut vm, step, ledger, host)
 }
 
@@ -725,7 +725,7 @@ fn two_stage_boot_matches_one_stage() {
     vm.set_policy(Box::new(Policy(ledger.clone())));
     let step = vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
     assert!(matches!(step, Step::Completed { .. }), "namespaces boot failed: {step:?}");
-    let step = vm.eval_cell(&wrap_cell(probe), "user.js", deadline()).unwrap();
+    let step = vm.eval_cell(probe, "user.js", deadline()).unwrap();
     let two = drive(&mut vm, step, &ledger, &mut echo_host).result.expect("two-stage boot");
     assert_eq!(one, two);
     assert_eq!(two["hooks"], json!(["undefined", "undefined"]));
@@ -737,7 +737,7 @@ fn two_stage_boot_matches_one_stage() {
     vm.set_policy(Box::new(Policy(ledger.clone())));
     let step = vm
         .eval_cell(
-            &wrap_cell("return [typeof tools, typeof __codemode_namespaces, typeof namespaces]"),
+            "return [typeof tools, typeof __codemode_namespaces, typeof namespaces]",
             "user.js",
             deadline(),
         )

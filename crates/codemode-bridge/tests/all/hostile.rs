@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{
-    BudgetLimits, CellValue, CellValueError, PRELUDE, decode_cell_value_within, wrap_cell_within,
+    BudgetLimits, CellValue, CellValueError, PRELUDE, decode_cell_value_within,
 };
 use codemode_sandbox::{Sandbox, Step};
 use serde_json::{Value, json};
@@ -186,11 +186,13 @@ fn deadline() -> Instant {
     Instant::now() + Duration::from_secs(20)
 }
 
-/// Runs `code` wrapped for `max` bytes; returns the raw `value_json` and its decoding.
+/// Runs `code` booted with a `max`-byte value bound; returns the raw `value_json` and its decoding.
 fn bounded(code: &str, max: u64) -> (Option<String>, Result<CellValue, CellValueError>) {
     let ledger = Ledger::new(BudgetLimits::default(), 1 << 20);
-    let mut vm = booted_vm(&sample_context(), &ledger);
-    let mut step = vm.eval_cell(&wrap_cell_within(code, max), "user.js", deadline()).unwrap();
+    let mut context = sample_context();
+    context.max_result_chars = Some(max);
+    let mut vm = booted_vm(&context, &ledger);
+    let mut step = vm.eval_cell(code, "user.js", deadline()).unwrap();
     loop {
         match step {
             Step::Completed { value_json } => {

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{BudgetLimits, HostRequest, Reply, TRUNCATION_MARKER_PREFIX, wrap_cell};
+use codemode_bridge::{BudgetLimits, HostRequest, Reply, TRUNCATION_MARKER_PREFIX};
 use codemode_core::CodeModeOutput;
 use codemode_sandbox::Step;
 use serde_json::json;
@@ -57,7 +57,7 @@ fn argument_bytes_exactly_8_mib_pass_across_a_resume() {
         half = MIB8 / 2 - first,
         rest = MIB8 / 2 - first,
     );
-    let step = vm.eval_cell(&wrap_cell(&code), "user.js", deadline()).unwrap();
+    let step = vm.eval_cell(&code, "user.js", deadline()).unwrap();
     assert_eq!(step, Step::Pending { pending_calls: 1 });
     let calls = vm.take_host_calls();
     assert_eq!(calls[0].payload.len(), MIB8 / 2);
@@ -118,7 +118,7 @@ fn output_is_cumulative_across_a_wait_and_returned_once() {
     let ledger = Ledger::new(BudgetLimits::default(), 10);
     let mut vm = booted_vm(&sample_context(), &ledger);
     let code = r#"text("12345"); await yield_control(); text("6789"); try { text("01"); } catch (e) { return "limit"; } return "no limit";"#;
-    let step = vm.eval_cell(&wrap_cell(code), "user.js", deadline()).unwrap();
+    let step = vm.eval_cell(code, "user.js", deadline()).unwrap();
     assert_eq!(step, Step::Pending { pending_calls: 1 });
     let first = ledger.output.lock().unwrap().take_new();
     assert_eq!(first, vec![CodeModeOutput::Text { text: "12345".into() }]);

@@ -7,6 +7,9 @@
 //! Private globals installed on `globalThis` (the bridge prelude captures and deletes them):
 //! - `__codemode_host_call(payload: string): Promise<any>`
 //! - `__codemode_output(kind: "text" | "json", payload: string): undefined`
+//! - `__codemode_set_result_encoder(encode: (value) => string): undefined` — from then on a cell's
+//!   resolved value is reported as `JSON.stringify(encode(value))`, called from here when the cell's
+//!   promise settles (so encoding adds no `await` and no promise lookup the cell could observe)
 
 use rquickjs::function::Rest;
 use rquickjs::{Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Value, qjs};
@@ -49,6 +52,7 @@ thread_local! {
     static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
     static PENDING: RefCell<BTreeMap<u32, Resolvers>> = const { RefCell::new(BTreeMap::new()) };
     static CURRENT: RefCell<Option<Persistent<Promise<'static>>>> = const { RefCell::new(None) };
+    static ENCODER: RefCell<Option<Persistent<Function<'static>>>> = const { RefCell::new(None) };
     static STATUS: Cell<i32> = const { Cell::new(status::IDLE) };
     static RESULT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static RNG: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
@@ -102,14 +106,10 @@ fn describe_thrown<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> (String, String, Strin
     }
     let message = if let Some(s) = v.as_string() {
         s.to_string().unwrap_or_default()
-    } else if v.is_object() {
-        match ctx.json_stringify(v.clone()) {
-            Ok(Some(s)) => s.to_string().unwrap_or_default(),
-            _ => {
-                let _ = ctx.catch();
-                if v.is_function() { "[function]".to_owned() } else { "[object]".to_owned() }
-            }
-        }
+    } else if let Some(obj) = v.as_object().filter(|_| !v.is_function()) {
+        describe_object(ctx, obj)
+    } else if v.is_function() {
+        "[function]".to_owned()
     } else if v.is_symbol() {
         "[symbol]".to_owned()
     } else {
@@ -121,6 +121,46 @@ fn describe_thrown<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> (String, String, Strin
         }
     };
     (String::new(), message, String::new())
+}
+
+/// A thrown non-Error object: its own `toString()` when it has one (`class Test262Error { toString() }`),
+/// else its constructor's name (unless `Object`/`Array`) followed by its JSON.
+fn describe_object<'js>(ctx: &Ctx<'js>, obj: &Object<'js>) -> String {
+    let own_to_string = match obj.get::<_, Value<'js>>("toString") {
+        Ok(f) => f.into_function().and_then(|f| match f.call::<_, Value<'js>>((rquickjs::function::This(obj.clone()),)) {
+            Ok(r) => r.as_string().and_then(|s| s.to_string().ok()),
+            Err(_) => {
+                let _ = ctx.catch();
+                None
+            }
+        }),
+        Err(_) => {
+            let _ = ctx.catch();
+            None
+        }
+    };
+    if let Some(text) = own_to_string.filter(|t| !t.starts_with("[object ")) {
+        return text;
+    }
+    let constructor = match obj.get::<_, Value<'js>>("constructor") {
+        Ok(c) => c.as_object().and_then(|c| get_string_prop(ctx, c, "name")),
+        Err(_) => {
+            let _ = ctx.catch();
+            None
+        }
+    }
+    .filter(|n| !n.is_empty() && n != "Object" && n != "Array");
+    let json = match ctx.json_stringify(obj.clone()) {
+        Ok(Some(s)) => s.to_string().unwrap_or_default(),
+        _ => {
+            let _ = ctx.catch();
+            "[object]".to_owned()
+        }
+    };
+    match constructor {
+        Some(name) => format!("{name} {json}"),
+        None => json,
+    }
 }
 
 fn fail_with_exception(ctx: &Ctx<'_>) -> i32 {
@@ -217,6 +257,15 @@ fn js_output<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<()>
     Ok(())
 }
 
+fn js_set_result_encoder<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<()> {
+    let Some(f) = args.0.first().and_then(|v| v.as_function()) else {
+        return Err(Exception::throw_type(&ctx, "__codemode_set_result_encoder expects a function"));
+    };
+    let saved = Persistent::save(&ctx, f.clone());
+    ENCODER.with(|e| *e.borrow_mut() = Some(saved));
+    Ok(())
+}
+
 /// xorshift64* over guest-held state (so a restored VM continues the same sequence).
 fn next_random() -> f64 {
     RNG.with(|s| {
@@ -236,6 +285,8 @@ fn install_globals(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     define(ctx, &g, "__codemode_host_call", host.into_value());
     let out = Function::new(ctx.clone(), js_output)?.with_name("__codemode_output")?;
     define(ctx, &g, "__codemode_output", out.into_value());
+    let encoder = Function::new(ctx.clone(), js_set_result_encoder)?.with_name("__codemode_set_result_encoder")?;
+    define(ctx, &g, "__codemode_set_result_encoder", encoder.into_value());
     // Math.random from host-seeded guest state (see `cm_seed`).
     let math: Object<'_> = g.get("Math")?;
     let random = Function::new(ctx.clone(), next_random)?.with_name("random")?;
@@ -340,7 +391,8 @@ fn settle_value<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> i32 {
 }
 
 /// Evaluate `body` as the body of an async function (top-level `await` and `return` work) and
-/// run jobs. The wrapper sits on the first user line, so line numbers match the user's.
+/// run jobs. The wrapper's header has a line of its own: line `n` of `body` is line `n + 1` of the
+/// evaluated script and columns are the body's (`codemode_sandbox::CELL_LINE_OFFSET`).
 ///
 /// # Safety
 /// Pointers must describe readable guest memory.
@@ -355,7 +407,7 @@ pub unsafe extern "C" fn cm_eval_cell(
     else {
         return internal("cell is not UTF-8");
     };
-    let src = format!("(async function () {{{body}\n}})()");
+    let src = format!("(async function () {{\n{body}\n}})()");
     let started = with_engine(|eng| {
         eng.ctx.with(|ctx| {
             let mut opts = rquickjs::context::EvalOptions::default();
@@ -419,7 +471,15 @@ fn poll(eng: &Engine) -> i32 {
                     Some(Ok(v)) => v,
                     _ => return fail_with_exception(&ctx),
                 };
-                settle_value(&ctx, v)
+                let encoder = ENCODER.with(|e| e.borrow().clone());
+                match encoder.map(|f| f.restore(&ctx)) {
+                    None => settle_value(&ctx, v),
+                    Some(Ok(f)) => match f.call::<_, Value<'_>>((v,)) {
+                        Ok(encoded) => settle_value(&ctx, encoded),
+                        Err(_) => fail_with_exception(&ctx),
+                    },
+                    Some(Err(_)) => internal("lost the result encoder"),
+                }
             }
             rquickjs::promise::PromiseState::Rejected => {
                 CURRENT.with(|c| *c.borrow_mut() = None);

@@ -15,7 +15,7 @@ fn syntax_error_names_the_error_and_the_file() {
     let e = failed(&out.step);
     assert_eq!(e.name, "SyntaxError");
     assert!(!e.message.is_empty() && !e.message.starts_with("user.js"), "{e:?}");
-    assert!(e.stack.contains("user.js:2"), "{e:?}");
+    assert!(e.stack.contains("user.js:3"), "{e:?}"); // body line 2 + CELL_LINE_OFFSET
 }
 
 #[test]
@@ -24,7 +24,8 @@ fn reference_error_has_user_line_numbers() {
     let out = run("const a = 1;\n\nreturn a + x;");
     let e = failed(&out.step);
     assert_eq!((e.name.as_str(), e.message.as_str()), ("ReferenceError", "x is not defined"));
-    assert!(e.stack.contains("user.js:3"), "{e:?}");
+    // Body line 3, after the wrapper's own line, at the body's column.
+    assert!(e.stack.contains("user.js:4:12"), "{e:?}");
     assert_eq!(e.to_string(), "ReferenceError: x is not defined");
 }
 
@@ -34,7 +35,7 @@ fn error_thrown_after_await_keeps_its_line() {
     let out = run("await host('echo', 1);\nfunction f() {\n  throw new TypeError('bad');\n}\nf();");
     let e = failed(&out.step);
     assert_eq!(e.name, "TypeError");
-    assert!(e.stack.contains("user.js:3"), "{e:?}");
+    assert!(e.stack.contains("user.js:4"), "{e:?}");
 }
 
 #[test]

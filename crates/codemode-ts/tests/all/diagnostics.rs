@@ -91,3 +91,35 @@ fn typescript_whose_output_is_not_javascript_is_rejected_before_the_sandbox() {
     assert_eq!((d.line, d.column), (2, 3), "{}", d.message);
     assert!(!d.message.contains("send it with"), "{}", d.message);
 }
+
+#[test]
+fn strict_mode_reserved_names_are_rejected_where_the_engine_would_reject_them() {
+    // TypeScript emits `constructor(public) {}` as is; a class body is strict, so the engine
+    // would fail the whole cell with a SyntaxError that points nowhere.
+    let out = ts("class A {\n  constructor(public) {}\n}");
+    assert!(!out.is_ok());
+    let d = &out.diagnostics[0];
+    assert_eq!((d.line, d.column), (2, 15), "{}", out.error_message());
+    assert!(d.message.contains("`public` is a reserved word in strict-mode code"), "{}", d.message);
+    let out = js("\"use strict\";\nvar eval = 1;");
+    assert_eq!((out.diagnostics[0].line, out.diagnostics[0].column), (2, 5), "{}", out.error_message());
+    // Sloppy code may use them: cells are not strict unless they say so.
+    assert!(js("var public = 1; return public;").is_ok());
+    assert!(ts("const f = (public: number) => public; return f(1);").is_ok());
+}
+
+#[test]
+fn type_only_grammar_errors_that_tsc_accepts_are_accepted() {
+    for source in [
+        "type T<> = {}",
+        "interface Foo<> {}",
+        "function g<const const T>(x: T) { return x }",
+        "function h<in out T>() {}",
+    ] {
+        assert!(ts(source).is_ok(), "{source}: {}", ts(source).error_message());
+    }
+    // `a ?? b && c`: TypeScript parses it, and emits the parentheses JavaScript needs.
+    assert_eq!(ts("a ?? b && c").code, "a ?? (b && c)");
+    // `??` and `||` share a precedence in TypeScript.
+    assert_eq!(ts("a ?? b as any || c").code, "(a ?? b       ) || c");
+}

@@ -1,4 +1,4 @@
-//! Stripping keeps every line; positions in the wrapped script map back to the user's source.
+//! Stripping keeps every line; positions in the output map back to the user's source.
 
 use codemode_ts::WRAPPER_PREFIX;
 
@@ -21,19 +21,19 @@ fn every_runtime_line_stays_where_the_user_wrote_it() {
 }
 
 #[test]
-fn map_position_undoes_the_wrapper_on_line_one() {
+fn the_wrapper_is_a_line_of_its_own() {
     let out = js("throw new Error('x')");
-    let prefix = WRAPPER_PREFIX.chars().count() as u32;
-    assert_eq!(out.map_position(1, prefix + 1), Some((1, 1)));
-    assert_eq!(out.map_position(1, prefix + 7), Some((1, 7)));
-    assert_eq!(out.map_position(1, prefix), None, "inside the wrapper");
-    assert_eq!(out.map_position(2, 1), None, "the wrapper's suffix line");
+    assert_eq!(out.map_position(1, 1), Some((1, 1)), "line 1, column 1 keeps its column");
+    assert_eq!(out.map_position(1, 7), Some((1, 7)));
+    assert_eq!(out.map_position(2, 1), None, "past the code");
     let wrapped = out.wrapped();
-    assert!(wrapped.starts_with(WRAPPER_PREFIX) && wrapped.contains("throw new Error('x')\n})()"));
+    assert!(WRAPPER_PREFIX.ends_with('\n'));
+    assert_eq!(wrapped, format!("{WRAPPER_PREFIX}throw new Error('x')\n}})()"));
+    assert_eq!(wrapped.lines().nth(1), Some("throw new Error('x')"), "code line 1 is wrapped line 2");
 }
 
 #[test]
-fn map_position_is_identity_after_line_one_for_plain_stripping() {
+fn map_position_is_identity_for_plain_stripping() {
     let out = ts("const a: number = 1;\nconst b: string = 'x';\n  throw new Error(b);");
     assert_eq!(out.map_position(3, 3), Some((3, 3)));
     assert_eq!(out.map_position(2, 7), Some((2, 7)));
@@ -52,9 +52,8 @@ fn generated_parameter_properties_map_back_to_their_line() {
     let inserted_col = lines[1].find("this.x").unwrap() as u32 + 1;
     assert_eq!(out.map_position(2, inserted_col), Some((2, 34)));
     // The inserted field declaration on line 1 maps to its insertion point.
-    let prefix = codemode_ts::WRAPPER_PREFIX.chars().count() as u32;
-    assert_eq!(out.map_position(1, prefix + 11), Some((1, 10)));
-    assert_eq!(out.map_position(1, prefix + 1), Some((1, 1)));
+    assert_eq!(out.map_position(1, 11), Some((1, 10)));
+    assert_eq!(out.map_position(1, 1), Some((1, 1)));
 }
 
 #[test]
@@ -65,11 +64,19 @@ fn enum_lowering_keeps_the_lines_of_following_code() {
     assert_eq!(lines.len(), 6);
     assert_eq!(lines[4], "const x         = E.B;");
     assert_eq!(out.map_position(6, 1), Some((6, 1)));
-    assert!(lines[1].contains("var A = $cm$m(\"A\", $cm$v + 1);"), "{}", lines[1]);
-    assert!(lines[2].contains("var B = $cm$m(\"B\", 5);"), "{}", lines[2]);
+    assert!(lines[1].contains("E[E[\"A\"] = 0] = \"A\";"), "{}", lines[1]);
+    assert!(lines[2].contains("E[E[\"B\"] = 5] = \"B\";"), "{}", lines[2]);
     assert_eq!(out.map_position(3, 3), Some((3, 3)), "generated code maps to the member it came from");
     assert_eq!(out.map_position(3, 5), Some((3, 3)));
-    // The initializer itself is the user's text: `5` at line 3, column 7.
-    let init_col = lines[2].find('5').unwrap() as u32 + 1;
-    assert_eq!(out.map_position(3, init_col), Some((3, 7)));
+}
+
+#[test]
+fn a_non_constant_enum_initializer_keeps_its_columns() {
+    let source = "enum E {\n  A = 1,\n  B = String(A).length,\n}";
+    let out = ts(source);
+    let lines: Vec<&str> = out.code.lines().collect();
+    assert!(lines[2].contains("E[E[\"B\"] = String(E.A).length] = \"B\";"), "{}", lines[2]);
+    // `String` is the user's text at line 3, column 7.
+    let col = lines[2].find("String").unwrap() as u32 + 1;
+    assert_eq!(out.map_position(3, col), Some((3, 7)));
 }

@@ -6,4 +6,5 @@ mod concurrency;
 mod discovery;
 mod lifecycle;
 mod namespaces;
+mod positions;
 mod support;
