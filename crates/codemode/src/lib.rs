@@ -51,6 +51,7 @@
 mod abort;
 mod error;
 pub mod host;
+mod prepare;
 mod run;
 mod runtime;
 mod schema;

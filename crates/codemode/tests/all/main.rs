@@ -4,4 +4,5 @@ mod checklist;
 mod concurrency;
 mod lifecycle;
 mod namespaces;
+mod preparation;
 mod support;
