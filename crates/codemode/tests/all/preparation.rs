@@ -155,3 +155,28 @@ async fn an_abort_stops_waiting_for_preparation() {
     assert_eq!(f.host.call_count(), 0);
     assert!(started.elapsed() < Duration::from_secs(20));
 }
+
+/// Deep nesting the guest parses itself (`eval`, `Function`, `JSON.parse`) is a catchable error
+/// inside the guest, like deep recursion, and the run goes on.
+#[tokio::test]
+async fn deep_nesting_parsed_by_the_guest_is_a_catchable_error() {
+    let f = fixture(json!({ "timeoutMs": 10000 }));
+    let cases = [
+        "eval('('.repeat(100000) + '1' + ')'.repeat(100000))",
+        "new Function('return ' + '('.repeat(100000) + '1' + ')'.repeat(100000))",
+        "eval('['.repeat(100000))",
+        "eval('{'.repeat(100000) + '}'.repeat(100000))",
+        "eval('a=>'.repeat(100000) + '1')",
+        "JSON.parse('['.repeat(200000) + ']'.repeat(200000))",
+        "JSON.parse('{\"a\":'.repeat(200000) + '1' + '}'.repeat(200000))",
+    ];
+    for case in cases {
+        let code = format!(
+            "try {{ {case}; return 'no error'; }} catch (e) {{ return [e.name, String(e.message)]; }}"
+        );
+        let r = f.run(&code).await;
+        let v = value(&r);
+        assert!(matches!(v[0].as_str(), Some("RangeError" | "SyntaxError" | "InternalError")), "{case}: {v}");
+    }
+    assert_eq!(value(&f.run("return 2;").await), json!(2));
+}
