@@ -19,6 +19,7 @@ const TARGETS: &[&str] = &[
     "schema_hint",
     "search",
     "strip",
+    "prepare",
     "render_dts",
     "bridge_decode",
     "fixture",

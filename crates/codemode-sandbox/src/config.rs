@@ -21,8 +21,10 @@ pub struct SandboxConfig {
     pub memory_limit_bytes: u64,
     /// Native stack wasm code may use, in bytes (wasmtime's `max_wasm_stack`). VM calls run on a
     /// stack large enough for it even from a small-stack thread (they grow the stack on demand).
-    /// Default: 24 MiB, enough that JS recursion hits QuickJS's catchable `RangeError` (2 MiB
-    /// of guest shadow stack, ~7,700 simple frames, each ~1 KiB of wasm stack) first.
+    /// Default: 64 MiB, enough that QuickJS's catchable stack-overflow error (at 2 MiB of guest
+    /// shadow stack) comes first both for JS recursion (~7,700 simple frames, each ~1 KiB of wasm
+    /// stack) and for its parser, whose frames use far more wasm stack per shadow-stack byte:
+    /// `eval` of 100,000 nested parentheses needed between 28 and 36 MiB (24 MiB trapped).
     pub max_wasm_stack_bytes: usize,
     /// Fixed clock and seeded randomness, for tests and reproducible runs. Default: `None`
     /// (wall clock, OS-seeded randomness per VM start).
@@ -46,7 +48,7 @@ impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
             memory_limit_bytes: 64 << 20,
-            max_wasm_stack_bytes: 24 << 20,
+            max_wasm_stack_bytes: 64 << 20,
             deterministic: None,
             cache_dir: None,
             compress_snapshots: true,

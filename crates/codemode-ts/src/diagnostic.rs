@@ -15,6 +15,8 @@ pub enum DiagnosticKind {
     ShellLike,
     /// Valid TypeScript that Code Mode does not run (for example a namespace holding values).
     Unsupported,
+    /// The source nests deeper than [`crate::MAX_NESTING`] levels.
+    TooDeep,
 }
 
 /// One problem found in a cell, positioned in the user's source.
@@ -99,6 +101,43 @@ impl LineIndex {
         }
         let column = source.get(start..end).map_or(0, |s| s.chars().count());
         (to_u32(line_idx + 1), to_u32(column + 1))
+    }
+}
+
+/// [`LineIndex::position`] for offsets that mostly grow: each call counts characters only from
+/// the previous offset when it lies on the same line, so a pass over a long line is linear rather
+/// than quadratic.
+pub(crate) struct PositionCursor {
+    index: LineIndex,
+    /// The last offset looked up and its (line, column).
+    last: Option<(u32, (u32, u32))>,
+}
+
+impl PositionCursor {
+    pub(crate) fn new(source: &str) -> Self {
+        Self { index: LineIndex::new(source), last: None }
+    }
+
+    /// 1-based (line, column) of a byte offset, as [`LineIndex::position`].
+    pub(crate) fn position(&mut self, source: &str, offset: u32) -> (u32, u32) {
+        let offset = offset.min(to_u32(source.len()));
+        let line_idx = self.index.starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line_start = self.index.starts[line_idx];
+        let found = match self.last {
+            Some((last, (line, column)))
+                if last <= offset && last >= line_start && source.is_char_boundary(last as usize) =>
+            {
+                let mut end = offset as usize;
+                while end > last as usize && !source.is_char_boundary(end) {
+                    end -= 1;
+                }
+                let more = source.get(last as usize..end).map_or(0, |s| s.chars().count());
+                (line, column + to_u32(more))
+            }
+            _ => self.index.position(source, offset),
+        };
+        self.last = Some((offset, found));
+        found
     }
 }
 

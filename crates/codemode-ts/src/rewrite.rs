@@ -1,7 +1,7 @@
 //! Applies a list of edits to the source while keeping every line where it was, and records the
 //! segments needed to map an output position back to the user's source.
 
-use crate::diagnostic::{LineIndex, to_u32};
+use crate::diagnostic::{PositionCursor, to_u32};
 
 /// One change to the source.
 #[derive(Debug)]
@@ -68,7 +68,7 @@ impl Rewritten {
 
 struct Writer<'s> {
     source: &'s str,
-    index: LineIndex,
+    index: PositionCursor,
     out: Rewritten,
     line: u32,
     column: u32,
@@ -165,7 +165,7 @@ pub(crate) fn apply(source: &str, mut edits: Vec<Edit>) -> Rewritten {
     edits.sort_by_key(|e| (e.start, e.end != e.start));
     let mut w = Writer {
         source,
-        index: LineIndex::new(source),
+        index: PositionCursor::new(source),
         out: Rewritten { code: String::with_capacity(source.len() + 64), segments: Vec::new() },
         line: 1,
         column: 1,

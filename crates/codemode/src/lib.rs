@@ -55,6 +55,7 @@ mod abort;
 pub mod admission;
 mod error;
 pub mod host;
+mod prepare;
 mod run;
 mod runtime;
 mod schema;

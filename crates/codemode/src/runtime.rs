@@ -29,6 +29,7 @@ use crate::error::BuildError;
 use crate::host::{
     CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome,
 };
+use crate::prepare::{self, NotPrepared};
 use crate::run::{Counts, Landed, RunState};
 use crate::schema::{self, Direction, Validators};
 use crate::store::{RunStore, TOO_MANY};
@@ -481,7 +482,32 @@ impl CodeMode {
             }
             _ => codemode_ts::Language::JavaScript,
         };
-        let stripped = codemode_ts::strip(&cell.code, &codemode_ts::StripOptions::new(language));
+        // Preparation counts against the run's time budget, off the async workers.
+        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let stripped = match prepare::prepare(cell.code, language, deadline, &abort).await {
+            Ok(stripped) => stripped,
+            Err(NotPrepared::Aborted) => return self.aborted(None),
+            Err(NotPrepared::Timeout) => {
+                let message = format!(
+                    "code mode run timed out: preparing the cell (parsing{}) took longer than timeoutMs ({} ms). \
+                     Send a smaller cell.",
+                    if language == codemode_ts::Language::TypeScript {
+                        " and TypeScript stripping"
+                    } else {
+                        ""
+                    },
+                    inner.config.timeout_ms
+                );
+                return self.fail(None, CodeModeErrorCode::Timeout, message);
+            }
+            Err(NotPrepared::Unavailable(reason)) => {
+                return self.fail(
+                    None,
+                    CodeModeErrorCode::RuntimeUnavailable,
+                    format!("code mode runtime is unavailable: {reason}"),
+                );
+            }
+        };
         if !stripped.is_ok() {
             return self.fail(None, CodeModeErrorCode::InvalidInput, stripped.error_message());
         }
@@ -498,13 +524,14 @@ impl CodeMode {
         let mut boot = BootContext::new();
         boot.namespaces = run.namespaces.clone();
         let script = boot.namespaces_script();
-        // A VM slot and its memory from the process-wide budget, held until this call returns.
+        // A VM slot and its memory from the process-wide budget, held until this call returns. Time
+        // spent queued for it does not count against timeoutMs (preparation does).
+        let remaining = deadline.saturating_duration_since(Instant::now());
         let _ticket = match self.admit(&abort).await {
             Ok(ticket) => ticket,
             Err(refused) => return self.refused(Some(&*run), refused),
         };
-        // Preparation is done: the guest's budget starts now.
-        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let deadline = Instant::now() + remaining;
         let started = tokio::select! {
             biased;
             _ = abort.aborted() => return self.aborted(Some(&*run)),

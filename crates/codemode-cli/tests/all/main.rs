@@ -1,6 +1,7 @@
 //! Integration tests for the `codemode` binary and its library.
 
 mod cli;
+mod deep_cells;
 mod fixture;
 mod fuzz;
 mod serve;

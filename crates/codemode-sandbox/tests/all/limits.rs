@@ -90,6 +90,29 @@ fn recursion_depth_5000_and_past_the_stack() {
     );
 }
 
+/// Deep nesting that QuickJS parses itself (`eval`, `Function`, `JSON.parse`) hits QuickJS's own
+/// stack check before the wasm stack limit: a catchable error, like deep recursion, with the
+/// default `max_wasm_stack_bytes` (at 24 MiB, 100,000 parentheses in `eval` trapped instead).
+#[test]
+fn deep_nesting_parsed_by_the_guest_is_catchable() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    for case in [
+        "eval('('.repeat(100000) + '1' + ')'.repeat(100000))",
+        "new Function('return ' + '['.repeat(100000) + ']'.repeat(100000))",
+        "eval('`${'.repeat(50000) + '1' + '}`'.repeat(50000))",
+        "JSON.parse('['.repeat(200000) + ']'.repeat(200000))",
+    ] {
+        let code = format!("try {{ {case}; return 'no error' }} catch (e) {{ return e.name }}");
+        let step = vm.eval_cell(&code, "user.js", soon());
+        assert!(
+            matches!(&step, Ok(s) if *s == completed("\"RangeError\"") || *s == completed("\"SyntaxError\"")),
+            "{case}: {step:?}"
+        );
+    }
+    assert_eq!(vm.eval_cell("return 1 + 1", "user.js", soon()).unwrap(), completed("2"));
+}
+
 /// A wasm stack too small for QuickJS's check to fire first: the trap is a clean
 /// `StackExhausted`, and the sandbox survives.
 #[test]

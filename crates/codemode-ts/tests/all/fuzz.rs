@@ -178,3 +178,37 @@ fn statement_soup_strips_to_valid_javascript() {
     eprintln!("statement soup: {accepted} of {total} accepted as TypeScript");
     assert!(accepted >= total * 2 / 3, "most statement soups are valid TypeScript ({accepted} accepted)");
 }
+
+/// `check_prepare` on random nesting recipes: deep and flat, expressions and statements, within
+/// and past the bound. Counts both outcomes so the check cannot pass by rejecting everything.
+#[test]
+fn nesting_recipes_are_bounded_or_shallow() {
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
+    let (mut too_deep, mut parsed) = (0, 0);
+    let total = (iterations() / 10).max(100);
+    for _ in 0..total {
+        let len = 1 + 2 * rng.below(6);
+        let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        codemode_ts::fuzz::check_prepare(&data);
+        let cell = codemode_ts::fuzz::nesting_cell(&data);
+        let out = crate::js(&cell);
+        too_deep +=
+            usize::from(out.diagnostics.iter().any(|d| d.kind == codemode_ts::DiagnosticKind::TooDeep));
+        parsed += usize::from(codemode_ts::tree_depth(&cell, codemode_ts::Language::JavaScript).is_some());
+    }
+    eprintln!("nesting recipes: {too_deep} too deep, {parsed} parsed, of {total}");
+    assert!(too_deep >= total / 10 && parsed >= total / 10, "{too_deep} too deep, {parsed} parsed");
+}
+
+#[test]
+fn nesting_recipes_from_the_issue() {
+    for data in [
+        &[0u8, 0, 0xFF, 0, 0xFF][..], // 1,660 + 1,660 `(`
+        &[0, 6, 0xFF, 6, 0xFF],       // arrows
+        &[1, 3, 0xFF, 3, 0xFF],       // else-if chain
+        &[1, 6, 0xF8],                // do ... while
+        &[0, 8, 0xF3, 4, 0xF3],       // 1+1+ and templates
+    ] {
+        codemode_ts::fuzz::check_prepare(data);
+    }
+}

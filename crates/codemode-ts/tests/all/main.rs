@@ -4,6 +4,7 @@ mod diagnostics;
 mod fixtures;
 mod fuzz;
 mod module_syntax;
+mod nesting;
 mod positions;
 mod shell;
 mod strip_cases;

@@ -7,4 +7,5 @@ mod discovery;
 mod lifecycle;
 mod namespaces;
 mod positions;
+mod preparation;
 mod support;
