@@ -5,3 +5,4 @@ mod concurrency;
 mod lifecycle;
 mod namespaces;
 mod support;
+mod surface;
