@@ -150,7 +150,7 @@ fn explicitly_open_objects_are_records_never_empty_objects() {
             "Record<string, unknown>",
             None,
         );
-        check(json!({ "unevaluatedProperties": open }), "Record<string, unknown>", None);
+        check(json!({ "type": "object", "unevaluatedProperties": open }), "Record<string, unknown>", None);
         check(
             json!({ "type": "object", "properties": { "x": { "type": "string" } }, "additionalProperties": open }),
             "{ x?: string; [key: string]: unknown }",
@@ -178,10 +178,10 @@ fn explicitly_open_objects_are_records_never_empty_objects() {
             { "additionalProperties": false }
         ]
     });
-    check(closed_by_all_of, "{ a?: string }", None);
+    check(closed_by_all_of, "{ a?: string }", Some("{ a?: string }"));
     let listed =
         json!({ "type": "object", "additionalProperties": true, "propertyNames": { "enum": ["a"] } });
-    check(listed, "{ a?: unknown }", None);
+    check(listed, "{ a?: unknown }", Some("{ a?: unknown }"));
     // Merged with an implicitly open member, the object stays explicitly open.
     let merged = json!({
         "allOf": [

@@ -94,7 +94,7 @@ fn an_mcp_only_catalog_gets_mcp_guidance_and_the_server_list_only() {
     let list = cm.mcp_server_list();
     assert_eq!(
         list,
-        "MCP servers (3 servers, 4 tools):\n- MCP.github: 2 tools. GitHub MCP\n- MCP.memory: 1 tool, resources\n- MCP.azureMcp (\"azure-mcp\"): 1 tool"
+        "MCP servers (3 servers, 4 tools):\n- MCP.azureMcp (\"azure-mcp\"): 1 tool\n- MCP.github: 2 tools. GitHub MCP\n- MCP.memory: 1 tool, resources"
     );
     assert!(d.contains(&format!("\n\n{list}")), "the description carries the list:\n{d}");
     assert!(
