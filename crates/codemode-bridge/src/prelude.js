@@ -642,16 +642,17 @@
     const la = a.length;
     const lb = b.length;
     if (la - lb > max || lb - la > max) return max + 1;
-    // Prototype-less rows: assignments cannot reach a setter guest code put on Array.prototype.
+    // Three prototype-less rows, rotated: assignments cannot reach a setter guest code put on
+    // Array.prototype.
     let before = bareArray();
     let previous = bareArray();
+    let row = bareArray();
     for (let j = 0; j <= lb; j++) previous[j] = j;
     for (let i = 1; i <= la; i++) {
-      const row = bareArray();
       row[0] = i;
       let best = i;
+      const ca = code(a, i - 1);
       for (let j = 1; j <= lb; j++) {
-        const ca = code(a, i - 1);
         const cb = code(b, j - 1);
         let d = previous[j - 1] + (ca === cb ? 0 : 1);
         if (previous[j] + 1 < d) d = previous[j] + 1;
@@ -663,27 +664,43 @@
         if (d < best) best = d;
       }
       if (best > max) return max + 1;
+      const spare = before;
       before = previous;
       previous = row;
+      row = spare;
     }
     return previous[lb];
   }
 
-  // The candidate (`[identifier, exact name]` pairs) closest to `key`, or undefined: the same
-  // letters and digits first, then one containing the other, then the smallest edit distance (at
-  // most a quarter of the length, at least 1).
+  // `[identifier, exact name]` pairs with their squashed forms, computed on the first miss.
+  function squashedForms(candidates) {
+    if (candidates.forms === undefined) {
+      const forms = bareArray();
+      for (let i = 0; i < candidates.list.length; i++) {
+        forms[i] = [squash(candidates.list[i][0]), squash(candidates.list[i][1])];
+      }
+      candidates.forms = forms;
+    }
+    return candidates.forms;
+  }
+
+  // The identifier in `candidates` closest to `key`, or undefined: the same letters and digits
+  // first, then one containing the other, then the smallest edit distance (at most a quarter of
+  // the length, at least 1).
   function closest(key, candidates) {
     const k = squash(key);
     if (k.length === 0) return undefined;
+    const list = candidates.list;
+    const forms = squashedForms(candidates);
+    for (let i = 0; i < list.length; i++) {
+      if (forms[i][0] === k || forms[i][1] === k) return list[i][0];
+    }
     const max = k.length < 8 ? 1 : k.length >> 2;
     let best;
     let bestScore = max + 2;
-    for (let i = 0; i < candidates.length; i++) {
-      const ident = candidates[i][0];
-      const forms = [squash(ident), squash(candidates[i][1])];
+    for (let i = 0; i < list.length; i++) {
       for (let f = 0; f < 2; f++) {
-        const c = forms[f];
-        if (c === k) return ident;
+        const c = forms[i][f];
         let score;
         if (k.length >= 3 && c.length >= 3 && (apply(stringIndexOf, c, [k]) >= 0 || apply(stringIndexOf, k, [c]) >= 0)) {
           score = 0.5;
@@ -692,7 +709,7 @@
         }
         if (score < bestScore) {
           bestScore = score;
-          best = ident;
+          best = list[i][0];
         }
       }
     }
@@ -701,10 +718,11 @@
 
   // `a, b, c, … (N more)`: at most 12 identifiers.
   function someNames(candidates) {
+    const list = candidates.list;
     let out = "";
-    const n = candidates.length < 12 ? candidates.length : 12;
-    for (let i = 0; i < n; i++) out += (i > 0 ? ", " : "") + candidates[i][0];
-    if (candidates.length > n) out += ", … (" + (candidates.length - n) + " more)";
+    const n = list.length < 12 ? list.length : 12;
+    for (let i = 0; i < n; i++) out += (i > 0 ? ", " : "") + list[i][0];
+    if (list.length > n) out += ", … (" + (list.length - n) + " more)";
     return out;
   }
 
@@ -737,7 +755,7 @@
   function makeMcp(servers) {
     const mcp = {};
     const serverAliases = objectCreate(null);
-    const serverCandidates = bareArray();
+    const serverCandidates = { __proto__: null, list: bareArray(), forms: undefined };
     const names = objectKeys(servers);
     for (let s = 0; s < names.length; s++) {
       const server = names[s];
@@ -745,7 +763,7 @@
       const ns = {};
       const tools = entry.tools;
       const toolNames = isArray(entry.toolNames) ? entry.toolNames : bareArray();
-      const candidates = bareArray();
+      const candidates = { __proto__: null, list: bareArray(), forms: undefined };
       const toolAliases = objectCreate(null);
       for (let t = 0; t < tools.length; t++) {
         const tool = tools[t];
@@ -757,7 +775,7 @@
         };
         lock(ns, tool, fn);
         const exact = typeof toolNames[t] === "string" ? toolNames[t] : tool;
-        put(candidates, candidates.length, [tool, exact]);
+        put(candidates.list, candidates.list.length, [tool, exact]);
         if (exact !== tool) put(toolAliases, exact, fn);
       }
       lock(ns, "$api", function $api(toolName, options) {
@@ -799,20 +817,20 @@
         const near = closest(key, candidates);
         let message = "MCP." + server + " has no " + shortKey(key);
         if (near !== undefined) message += "; did you mean " + near + "?";
-        else if (candidates.length === 0) message += "; the server has no tools";
+        else if (candidates.list.length === 0) message += "; the server has no tools";
         else message += "; its tools: " + someNames(candidates) + ". MCP." + server + ".$api() lists them";
         return typeError(message);
       });
       lock(mcp, server, guarded);
       const exactServer = typeof entry.name === "string" ? entry.name : server;
-      put(serverCandidates, serverCandidates.length, [server, exactServer]);
+      put(serverCandidates.list, serverCandidates.list.length, [server, exactServer]);
       if (exactServer !== server) put(serverAliases, exactServer, guarded);
     }
     return guardedNamespace(objectFreeze(mcp), serverAliases, function (key) {
       const near = closest(key, serverCandidates);
       let message = "MCP has no server " + shortKey(key);
       if (near !== undefined) message += "; did you mean " + near + "?";
-      if (serverCandidates.length === 0) message += "; no MCP server is visible in this run";
+      if (serverCandidates.list.length === 0) message += "; no MCP server is visible in this run";
       else message += (near !== undefined ? " Servers: " : "; servers: ") + someNames(serverCandidates);
       return typeError(message);
     });
