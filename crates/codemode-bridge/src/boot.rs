@@ -38,10 +38,13 @@ pub struct BootContext {
     /// `all_tools`. Default: none.
     pub convenience: Vec<(String, String)>,
     /// The MCP table (codemode-mcp's guest JSON), or `null` for none. Expected shape:
-    /// `{ "servers": { <serverIdent>: { "tools": [<toolIdent>...], "resources": bool, "prompts": bool } },
+    /// `{ "servers": { <serverIdent>: { "tools": [<toolIdent>...], "resources": bool, "prompts": bool,
+    ///    "name"?: <exact server name>, "toolNames"?: [<exact tool name>...] } },
     ///    "files": [{ "path": "mcp/index.d.ts", "content": "..." }] }`.
     /// Server idents must be identifiers; tool idents identifier names that are safe path segments and
-    /// not a server helper ([`MCP_SERVER_HELPERS`]). Default: `null`.
+    /// not a server helper ([`MCP_SERVER_HELPERS`]). `toolNames` (one per tool ident, in the same
+    /// order) and `name` make `MCP["<exact server name>"]` and `MCP.<server>["<exact tool name>"]`
+    /// resolve as aliases. Default: `null`.
     pub mcp: Value,
     /// The run's visible namespaces. Default: none.
     pub namespaces: NamespaceTable,
@@ -203,14 +206,41 @@ fn mcp_table(mcp: &Value) -> Result<(Map<String, Value>, ApiFileTable), BridgeEr
                         return Err(invalid(format!("MCP server {server:?}: `tools` must be an array")));
                     }
                 }
-                if let Some(key) =
-                    entry.keys().find(|k| !matches!(k.as_str(), "tools" | "resources" | "prompts"))
+                let name = match entry.get("name") {
+                    None | Some(Value::Null) => Value::Null,
+                    Some(Value::String(name)) => Value::String(name.clone()),
+                    Some(_) => {
+                        return Err(invalid(format!("MCP server {server:?}: `name` must be a string")));
+                    }
+                };
+                let tool_names = match entry.get("toolNames") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(list))
+                        if list.len() == tools.len() && list.iter().all(Value::is_string) =>
+                    {
+                        list.clone()
+                    }
+                    Some(_) => {
+                        return Err(invalid(format!(
+                            "MCP server {server:?}: `toolNames` must be an array of strings, one per tool"
+                        )));
+                    }
+                };
+                if let Some(key) = entry
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), "tools" | "resources" | "prompts" | "name" | "toolNames"))
                 {
                     return Err(invalid(format!("MCP server {server:?} has an unknown member {key:?}")));
                 }
                 servers_out.insert(
                     server.clone(),
-                    json!({ "tools": tools, "resources": resources, "prompts": prompts }),
+                    json!({
+                        "tools": tools,
+                        "resources": resources,
+                        "prompts": prompts,
+                        "name": name,
+                        "toolNames": tool_names,
+                    }),
                 );
             }
         }

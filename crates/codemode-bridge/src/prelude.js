@@ -53,6 +53,7 @@
   const StringCtor = String;
   const charCodeAt = String.prototype.charCodeAt;
   const stringSlice = String.prototype.slice;
+  const stringIndexOf = String.prototype.indexOf;
   const toWellFormed =
     typeof String.prototype.toWellFormed === "function" ? uncurry(String.prototype.toWellFormed) : undefined;
   const fromCharCode = String.fromCharCode;
@@ -64,6 +65,9 @@
   const bigintValueOf = typeof BigInt === "function" ? BigInt.prototype.valueOf : undefined;
   const dateGetTime = Date.prototype.getTime;
   const dateToISOString = Date.prototype.toISOString;
+  const ProxyCtor = Proxy;
+  const reflectGet = Reflect.get;
+  const reflectHas = Reflect.has;
   const arrayBufferIsView = ArrayBuffer.isView;
   const arrayBufferByteLength = getOwnPropertyDescriptor(ArrayBuffer.prototype, "byteLength").get;
   const sharedByteLength =
@@ -873,22 +877,162 @@
     return objectFreeze(tools);
   }
 
+  // ---- MCP namespace: identifiers, exact-name aliases, and errors that name what exists ----
+
+  // Lowercase ASCII letters and digits of (a bounded prefix of) `s`: `git_log`, `gitLog` and
+  // `Git-Log` all become `gitlog`.
+  function squash(s) {
+    let out = "";
+    const n = s.length < 128 ? s.length : 128;
+    for (let i = 0; i < n; i++) {
+      const c = code(s, i);
+      if (c >= 65 && c <= 90) out += fromCharCode(c + 32);
+      else if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) out += fromCharCode(c);
+    }
+    return out;
+  }
+
+  // Edit distance of `a` and `b` (insertions, deletions, substitutions and swaps of neighbours), or
+  // `max + 1` when it is larger than `max`.
+  function distance(a, b, max) {
+    const la = a.length;
+    const lb = b.length;
+    if (la - lb > max || lb - la > max) return max + 1;
+    // Three prototype-less rows, rotated: assignments cannot reach a setter guest code put on
+    // Array.prototype.
+    let before = bareArray();
+    let previous = bareArray();
+    let row = bareArray();
+    for (let j = 0; j <= lb; j++) previous[j] = j;
+    for (let i = 1; i <= la; i++) {
+      row[0] = i;
+      let best = i;
+      const ca = code(a, i - 1);
+      for (let j = 1; j <= lb; j++) {
+        const cb = code(b, j - 1);
+        let d = previous[j - 1] + (ca === cb ? 0 : 1);
+        if (previous[j] + 1 < d) d = previous[j] + 1;
+        if (row[j - 1] + 1 < d) d = row[j - 1] + 1;
+        if (i > 1 && j > 1 && ca === code(b, j - 2) && code(a, i - 2) === cb && before[j - 2] + 1 < d) {
+          d = before[j - 2] + 1;
+        }
+        row[j] = d;
+        if (d < best) best = d;
+      }
+      if (best > max) return max + 1;
+      const spare = before;
+      before = previous;
+      previous = row;
+      row = spare;
+    }
+    return previous[lb];
+  }
+
+  // `[identifier, exact name]` pairs with their squashed forms, computed on the first miss.
+  function squashedForms(candidates) {
+    if (candidates.forms === undefined) {
+      const forms = bareArray();
+      for (let i = 0; i < candidates.list.length; i++) {
+        forms[i] = [squash(candidates.list[i][0]), squash(candidates.list[i][1])];
+      }
+      candidates.forms = forms;
+    }
+    return candidates.forms;
+  }
+
+  // The identifier in `candidates` closest to `key`, or undefined: the same letters and digits
+  // first, then one containing the other, then the smallest edit distance (at most a quarter of
+  // the length, at least 1).
+  function closest(key, candidates) {
+    const k = squash(key);
+    if (k.length === 0) return undefined;
+    const list = candidates.list;
+    const forms = squashedForms(candidates);
+    for (let i = 0; i < list.length; i++) {
+      if (forms[i][0] === k || forms[i][1] === k) return list[i][0];
+    }
+    const max = k.length < 8 ? 1 : k.length >> 2;
+    let best;
+    let bestScore = max + 2;
+    for (let i = 0; i < list.length; i++) {
+      for (let f = 0; f < 2; f++) {
+        const c = forms[i][f];
+        let score;
+        if (k.length >= 3 && c.length >= 3 && (apply(stringIndexOf, c, [k]) >= 0 || apply(stringIndexOf, k, [c]) >= 0)) {
+          score = 0.5;
+        } else {
+          score = distance(k, c, max);
+        }
+        if (score < bestScore) {
+          bestScore = score;
+          best = list[i][0];
+        }
+      }
+    }
+    return bestScore <= max ? best : undefined;
+  }
+
+  // `a, b, c, … (N more)`: at most 12 identifiers.
+  function someNames(candidates) {
+    const list = candidates.list;
+    let out = "";
+    const n = list.length < 12 ? list.length : 12;
+    for (let i = 0; i < n; i++) out += (i > 0 ? ", " : "") + list[i][0];
+    if (list.length > n) out += ", … (" + (list.length - n) + " more)";
+    return out;
+  }
+
+  // Keys read by `await`, JSON tools and feature probes: reading them never throws.
+  function quietKey(key) {
+    return typeof key !== "string" || key === "then" || key === "toJSON" || key === "resources" || key === "prompts";
+  }
+
+  // A frozen namespace object behind a proxy: own members as they are, `aliases[key]` for exact
+  // names, undefined for quiet keys, and an error naming the closest member for anything else.
+  function guardedNamespace(target, aliases, missing) {
+    const handler = {
+      __proto__: null,
+      get: function (t, key, receiver) {
+        if (reflectHas(t, key)) return reflectGet(t, key, receiver);
+        if (typeof key === "string") {
+          const alias = aliases[key];
+          if (alias !== undefined) return alias;
+        }
+        if (quietKey(key)) return undefined;
+        throw missing(key);
+      },
+      has: function (t, key) {
+        return reflectHas(t, key) || (typeof key === "string" && aliases[key] !== undefined);
+      },
+    };
+    return new ProxyCtor(target, handler);
+  }
+
   function makeMcp(servers) {
     const mcp = {};
+    const serverAliases = objectCreate(null);
+    const serverCandidates = { __proto__: null, list: bareArray(), forms: undefined };
     const names = objectKeys(servers);
     for (let s = 0; s < names.length; s++) {
       const server = names[s];
       const entry = servers[server];
       const ns = {};
       const tools = entry.tools;
+      const toolNames = isArray(entry.toolNames) ? entry.toolNames : bareArray();
+      const candidates = { __proto__: null, list: bareArray(), forms: undefined };
+      const toolAliases = objectCreate(null);
       for (let t = 0; t < tools.length; t++) {
         const tool = tools[t];
         const what = "MCP." + server + "." + tool;
-        lock(ns, tool, function (input) {
+        const fn = function (input) {
           return request("mcp", function () {
             return field("server", quote(server)) + field("tool", quote(tool)) + field("input", objectInput(input, what));
           });
-        });
+        };
+        lock(ns, tool, fn);
+        const exact = typeof toolNames[t] === "string" ? toolNames[t] : tool;
+        put(candidates.list, candidates.list.length, [tool, exact]);
+        if (exact !== tool) put(toolAliases, exact, fn);
       }
       lock(ns, "$api", function $api(toolName, options) {
         return request("mcpApi", function () {
@@ -925,9 +1069,27 @@
         });
         lock(ns, "prompts", objectFreeze(prompts));
       }
-      lock(mcp, server, objectFreeze(ns));
+      const guarded = guardedNamespace(objectFreeze(ns), toolAliases, function (key) {
+        const near = closest(key, candidates);
+        let message = "MCP." + server + " has no " + shortKey(key);
+        if (near !== undefined) message += "; did you mean " + near + "?";
+        else if (candidates.list.length === 0) message += "; the server has no tools";
+        else message += "; its tools: " + someNames(candidates) + ". MCP." + server + ".$api() lists them";
+        return typeError(message);
+      });
+      lock(mcp, server, guarded);
+      const exactServer = typeof entry.name === "string" ? entry.name : server;
+      put(serverCandidates.list, serverCandidates.list.length, [server, exactServer]);
+      if (exactServer !== server) put(serverAliases, exactServer, guarded);
     }
-    return objectFreeze(mcp);
+    return guardedNamespace(objectFreeze(mcp), serverAliases, function (key) {
+      const near = closest(key, serverCandidates);
+      let message = "MCP has no server " + shortKey(key);
+      if (near !== undefined) message += "; did you mean " + near + "?";
+      if (serverCandidates.list.length === 0) message += "; no MCP server is visible in this run";
+      else message += (near !== undefined ? " Servers: " : "; servers: ") + someNames(serverCandidates);
+      return typeError(message);
+    });
   }
 
   function makeNamespace(descriptor) {

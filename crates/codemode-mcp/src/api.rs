@@ -10,7 +10,8 @@ use crate::error::{ApiPathError, McpApiError};
 use crate::model::{McpServer, McpTool};
 use crate::names::{NameTable, SERVER_MEMBER_NAMES};
 use crate::path::{MAX_PATH_BYTES, check_file_path, check_list_prefix};
-use crate::render::{self, FileBudget};
+use crate::render::{self, COMPACT_SUMMARY_MAX_CHARS, FileBudget};
+use crate::text::{first_sentence, plain_line};
 
 /// Default [`McpApiOptions::max_server_file_bytes`]: 64 KiB.
 pub const MAX_SERVER_FILE_BYTES: usize = 64 * 1024;
@@ -21,6 +22,10 @@ pub const MAX_INDEX_FILE_BYTES: usize = 64 * 1024;
 /// Default [`McpApiOptions::max_total_bytes`]: 4 MiB.
 pub const MAX_TOTAL_BYTES: usize = 4 * 1024 * 1024;
 
+/// Most characters of tool descriptions in one server `$api()` header, all tools together; the
+/// tools past it are listed without one.
+pub const MAX_HEADER_SUMMARY_CHARS: usize = 16_000;
+
 /// Path of the index file.
 pub const INDEX_PATH: &str = "mcp/index.d.ts";
 
@@ -29,7 +34,7 @@ pub const INDEX_PATH: &str = "mcp/index.d.ts";
 #[non_exhaustive]
 pub struct McpApiOptions {
     /// Most bytes of one `mcp/<server>.d.ts`. Full declarations use up to three quarters of it,
-    /// then tools get one-line open declarations, then a note counts the tools left out (all of
+    /// then tools get open declarations with the first sentence of their description, then a note counts the tools left out (all of
     /// them stay callable and listed by `$api()`). A budget smaller than the file's fixed frame
     /// (about 1 KiB: header comment, `$api`, `resources`, `prompts`) yields just the frame. Default: [`MAX_SERVER_FILE_BYTES`].
     pub max_server_file_bytes: usize,
@@ -124,9 +129,11 @@ pub struct McpApiHeader {
     pub server_name: String,
     /// Declaration file of the server.
     pub path: String,
-    /// The server's whole file, or the declaration of the one tool wrapped in its namespace.
+    /// The declaration of the one tool wrapped in its namespace; for a server header, a short
+    /// comment saying where the declarations are (the whole file is `API.read(path)`).
     pub declarations: String,
-    /// Every tool of the server (server header only).
+    /// Every tool of the server, each with the first sentence of its description (server header
+    /// only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<McpToolRef>>,
     /// Identifier of the tool (tool header only).
@@ -173,6 +180,34 @@ pub struct McpToolRef {
     pub tool_name: String,
     /// Exact catalog id, `mcp:<serverName>:<toolName>`.
     pub id: String,
+    /// First sentence of the tool's description (neutralized, at most
+    /// [`COMPACT_SUMMARY_MAX_CHARS`] characters; server headers only, within
+    /// [`MAX_HEADER_SUMMARY_CHARS`] for all tools together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// Longest server title in a [`McpServerSummary`], in characters.
+pub const SERVER_TITLE_MAX_CHARS: usize = 60;
+
+/// One visible server in a short, model-facing list (an `exec` description, a gateway's
+/// `instructions`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpServerSummary {
+    /// Identifier under `MCP`.
+    pub ident: String,
+    /// Exact server name (the host's name for it).
+    pub name: String,
+    /// The server's title (untrusted server text): one line without control, invisible or
+    /// direction-changing characters, at most [`SERVER_TITLE_MAX_CHARS`] characters.
+    pub title: Option<String>,
+    /// Number of tools.
+    pub tools: usize,
+    /// The server offers resources.
+    pub has_resources: bool,
+    /// The server offers prompts.
+    pub has_prompts: bool,
 }
 
 /// An `MCP.<server>.<tool>` call resolved to the exact names the runtime dispatches by.
@@ -359,8 +394,29 @@ impl McpApi {
             if options.schema {
                 return Err(McpApiError::SchemaWithoutTool);
             }
-            header.declarations = self.read(&entry.path).unwrap_or_default().to_owned();
-            header.tools = Some(self.tool_refs(entry));
+            let mut tools = self.tool_refs(entry);
+            let mut left = MAX_HEADER_SUMMARY_CHARS;
+            let mut without = 0usize;
+            for tool in &mut tools {
+                let summary = entry
+                    .tool_at
+                    .get(&tool.tool_name)
+                    .map(|&i| &entry.server.tools[i])
+                    .and_then(|t| t.description.as_deref().or(t.title.as_deref()))
+                    .map(|d| first_sentence(d, COMPACT_SUMMARY_MAX_CHARS))
+                    .filter(|d| !d.is_empty());
+                let Some(summary) = summary else { continue };
+                let cost = summary.chars().count();
+                if cost > left {
+                    without += 1;
+                    left = 0;
+                    continue;
+                }
+                left -= cost;
+                tool.description = Some(summary);
+            }
+            header.declarations = server_overview(entry, tools.len(), without);
+            header.tools = Some(tools);
             return Ok(header);
         };
         let at = entry
@@ -417,6 +473,27 @@ impl McpApi {
         serde_json::to_value(&table).unwrap_or(Value::Null)
     }
 
+    /// The visible servers in order, as a model-facing list may show them (see
+    /// [`McpServerSummary`]).
+    pub fn server_summaries(&self) -> Vec<McpServerSummary> {
+        self.servers
+            .iter()
+            .map(|e| McpServerSummary {
+                ident: e.ident.clone(),
+                name: e.server.name.clone(),
+                title: e
+                    .server
+                    .title
+                    .as_deref()
+                    .map(|t| plain_line(t, SERVER_TITLE_MAX_CHARS))
+                    .filter(|t| !t.is_empty()),
+                tools: e.tools.len(),
+                has_resources: e.server.has_resources,
+                has_prompts: e.server.has_prompts,
+            })
+            .collect()
+    }
+
     /// The exact tool behind `MCP.<server_ident>.<tool_ident>`, with its schemas.
     pub fn tool(&self, server_ident: &str, tool_ident: &str) -> Option<&McpTool> {
         let entry = self.entry(server_ident)?;
@@ -436,9 +513,29 @@ impl McpApi {
                 tool: tool.to_owned(),
                 tool_name: tool_name.to_owned(),
                 id: format!("mcp:{}:{tool_name}", entry.server.name),
+                description: None,
             })
             .collect()
     }
+}
+
+/// The `declarations` of a server header: where the declarations are and how to get one tool's.
+fn server_overview(entry: &ServerEntry, tools: usize, without_description: usize) -> String {
+    let ident = &entry.ident;
+    let mut out = format!(
+        "/* MCP.{ident}: {tools} tool{}, listed in `tools` with the first sentence of each description. \
+         All declarations: API.read(\"{}\"). One tool: MCP.{ident}.$api(\"<tool>\"); its JSON Schemas: \
+         MCP.{ident}.$api(\"<tool>\", {{ schema: true }}).",
+        if tools == 1 { "" } else { "s" },
+        entry.path,
+    );
+    if without_description > 0 {
+        out.push_str(&format!(
+            " The last {without_description} descriptions are left out (size bound); $api(\"<tool>\") has each."
+        ));
+    }
+    out.push_str(" */\n");
+    out
 }
 
 fn cut(text: &str) -> String {

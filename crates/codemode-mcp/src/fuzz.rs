@@ -140,7 +140,24 @@ pub fn check_api(api: &McpApi, servers: &[McpServer], options: &McpApiOptions) {
         check_lexically(content, &functions);
 
         let header = api.header(server_ident, None, &HeaderOptions::default()).expect("server header");
-        assert_eq!(header.declarations, content);
+        assert!(
+            header.declarations.contains(&format!("API.read(\"{path}\")")),
+            "server header points to its file"
+        );
+        let listed = header.tools.as_deref().unwrap_or_default();
+        assert_eq!(listed.len(), tools.len(), "the server header lists every tool");
+        let described: usize =
+            listed.iter().filter_map(|t| t.description.as_deref()).map(|d| d.chars().count()).sum();
+        assert!(described <= crate::api::MAX_HEADER_SUMMARY_CHARS, "server header descriptions over budget");
+        for tool in listed {
+            if let Some(description) = &tool.description {
+                assert!(description.chars().count() <= crate::render::COMPACT_SUMMARY_MAX_CHARS);
+                assert!(
+                    !description.chars().any(crate::text::is_invisible),
+                    "invisible characters in {description:?}"
+                );
+            }
+        }
         assert_eq!(
             api.header(server_ident, None, &HeaderOptions::with_schema()),
             Err(McpApiError::SchemaWithoutTool)

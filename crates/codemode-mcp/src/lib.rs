@@ -76,12 +76,12 @@ mod render;
 mod text;
 
 pub use api::{
-    ApiFileEntry, HeaderOptions, INDEX_PATH, MAX_INDEX_FILE_BYTES, MAX_SERVER_FILE_BYTES,
-    MAX_TOOL_DECLARATION_BYTES, MAX_TOTAL_BYTES, McpApi, McpApiHeader, McpApiOptions, McpToolRef,
-    ResolvedTool,
+    ApiFileEntry, HeaderOptions, INDEX_PATH, MAX_HEADER_SUMMARY_CHARS, MAX_INDEX_FILE_BYTES,
+    MAX_SERVER_FILE_BYTES, MAX_TOOL_DECLARATION_BYTES, MAX_TOTAL_BYTES, McpApi, McpApiHeader, McpApiOptions,
+    McpServerSummary, McpToolRef, ResolvedTool, SERVER_TITLE_MAX_CHARS,
 };
 pub use error::{ApiPathError, McpApiError};
 pub use model::{McpServer, McpTool};
 pub use names::NameTable;
 pub use path::MAX_PATH_BYTES;
-pub use render::SHARED_TYPES;
+pub use render::{COMPACT_SUMMARY_MAX_CHARS, SHARED_TYPES};

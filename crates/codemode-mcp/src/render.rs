@@ -12,10 +12,14 @@ use serde_json::{Map, Value};
 
 use crate::model::{McpServer, McpTool};
 use crate::names::NameTable;
-use crate::text::{comment_text, first_line};
+use crate::text::{comment_text, first_line, first_sentence};
 
 /// Longest tool summary line in a JSDoc comment, in characters.
 pub const SUMMARY_MAX_CHARS: usize = 200;
+
+/// Longest first sentence of a tool in the budget-stripped part of a server file and in the tool
+/// list of a server's `$api()` header, in characters.
+pub const COMPACT_SUMMARY_MAX_CHARS: usize = 120;
 
 /// Longest `@param` description, in characters (at the most detailed level).
 pub const PARAM_DOC_MAX_CHARS: usize = 160;
@@ -40,10 +44,10 @@ type McpApiHeader = {
   serverName: string;
   /** Declaration file of the server, for `API.read(path)`. */
   path: string;
-  /** TypeScript declarations: the whole server namespace, or the one tool asked for. */
+  /** TypeScript declarations of the one tool asked for; for a server header, where to find them. */
   declarations: string;
-  /** Every tool of the server (server header only). */
-  tools?: Array<{ tool: string; toolName: string; id: string }>;
+  /** Every tool of the server, with the first sentence of its description (server header only). */
+  tools?: Array<{ tool: string; toolName: string; id: string; description?: string }>;
   /** Identifier of the tool under `MCP.<server>` (tool header only). */
   tool?: string;
   /** Exact MCP tool name (tool header only). */
@@ -118,7 +122,9 @@ pub(crate) fn tool_declaration(tool: &McpTool, ident: &str, max_bytes: usize) ->
     });
     if let Some(properties) = object_properties(&tool.input_schema) {
         let required = required_keys(&tool.input_schema);
-        let indexed = !matches!(tool.input_schema.get("additionalProperties"), None | Some(Value::Bool(_)));
+        // Open by the schema's own word (`true`, `{}`, a value schema): undeclared keys are allowed.
+        let indexed =
+            !matches!(tool.input_schema.get("additionalProperties"), None | Some(Value::Bool(false)));
         for detail in LADDER {
             let attempt = property_declaration(
                 tool,
@@ -397,9 +403,7 @@ pub(crate) fn server_file(server: &McpServer, ident: &str, tools: &NameTable, bu
             }
             body.push_str(note);
         }
-        let line = format!(
-            "  function {tool_ident}(input?: {{ [key: string]: unknown }}): Promise<McpToolResult>;\n"
-        );
+        let line = compact_declaration(tool, tool_ident);
         if body.len() + line.len() > available {
             break;
         }
@@ -415,6 +419,25 @@ pub(crate) fn server_file(server: &McpServer, ident: &str, tools: &NameTable, bu
         );
     }
     head + &body + &tail
+}
+
+/// A tool of the budget-stripped section: its first description sentence (at most
+/// [`COMPACT_SUMMARY_MAX_CHARS`]) and an open signature.
+fn compact_declaration(tool: &McpTool, ident: &str) -> String {
+    let summary = tool
+        .description
+        .as_deref()
+        .map(|d| first_sentence(d, COMPACT_SUMMARY_MAX_CHARS))
+        .filter(|s| !s.is_empty())
+        .or_else(|| tool.title.as_deref().map(|t| first_sentence(t, COMPACT_SUMMARY_MAX_CHARS)))
+        .unwrap_or_default();
+    let mut out = String::new();
+    if !summary.is_empty() {
+        let _ = writeln!(out, "  /** {summary} */");
+    }
+    let _ =
+        writeln!(out, "  function {ident}(input?: {{ [key: string]: unknown }}): Promise<McpToolResult>;");
+    out
 }
 
 /// A name shown inside a comment: quoted, neutralized, bounded.

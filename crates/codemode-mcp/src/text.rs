@@ -26,6 +26,49 @@ pub(crate) fn first_line(text: &str, max_chars: usize) -> String {
         .unwrap_or_default()
 }
 
+/// `text` as one plain line for a model-facing list: control, invisible and direction-changing
+/// characters become spaces, whitespace collapses, and the result is cut to `max_chars` (ending
+/// in `…` when cut). Reads a bounded prefix only.
+pub(crate) fn plain_line(text: &str, max_chars: usize) -> String {
+    let scan_limit = max_chars.saturating_mul(8).saturating_add(64);
+    let mut out = String::new();
+    let mut chars = 0usize;
+    let mut pending_space = false;
+    for c in text.chars().take(scan_limit) {
+        if is_invisible(c) || c.is_whitespace() {
+            pending_space = chars > 0;
+            continue;
+        }
+        if chars > max_chars {
+            break;
+        }
+        if std::mem::take(&mut pending_space) {
+            out.push(' ');
+            chars += 1;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    truncate_chars(&out, max_chars)
+}
+
+/// The first sentence of the first visible line of `text` (up to the first `.`, `!` or `?`
+/// followed by a space, or the whole line), neutralized and cut to `max_chars`.
+pub(crate) fn first_sentence(text: &str, max_chars: usize) -> String {
+    let line = first_line(text, max_chars.saturating_mul(2).max(max_chars));
+    let mut end = line.len();
+    let mut previous: Option<char> = None;
+    for (at, c) in line.char_indices() {
+        if c == ' ' && matches!(previous, Some('.' | '!' | '?')) {
+            end = at;
+            break;
+        }
+        previous = Some(c);
+    }
+    let sentence = line[..end].trim_end();
+    truncate_chars(sentence, max_chars)
+}
+
 /// `text` flattened to one neutralized line of at most `max_chars` characters (see the module docs).
 ///
 /// One pass, one allocation: it reads at most a bounded prefix of `text` (hostile strings may be

@@ -76,5 +76,6 @@ pub use store::{
     ALREADY_RESUMING, MAX_SUSPENDED_RUNS, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE,
 };
 pub use surface::{
-    EXEC_TOOL, ModelSurface, RunOptions, ToolDefinition, WAIT_TOOL, exec_guidance, exec_hook_metadata,
+    EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
+    WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,
 };

@@ -279,9 +279,17 @@ fn mcp_boot_json(api: &McpApi) -> Value {
         let ident = server["server"].as_str().unwrap_or_default().to_owned();
         let tools: Vec<Value> =
             server["tools"].as_array().into_iter().flatten().map(|t| t["tool"].clone()).collect();
+        let tool_names: Vec<Value> =
+            server["tools"].as_array().into_iter().flatten().map(|t| t["toolName"].clone()).collect();
         servers.insert(
             ident,
-            json!({ "tools": tools, "resources": server["hasResources"], "prompts": server["hasPrompts"] }),
+            json!({
+                "tools": tools,
+                "toolNames": tool_names,
+                "name": server["serverName"],
+                "resources": server["hasResources"],
+                "prompts": server["hasPrompts"],
+            }),
         );
     }
     let files: Vec<Value> =

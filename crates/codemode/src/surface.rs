@@ -1,9 +1,11 @@
 //! The model-facing surface: activation, the `exec`/`wait` definitions, the provider-payload guard
 //! and the hook metadata of `exec` calls.
 
-use codemode_catalog::{QuickIndexOptions, VisibleNamespace};
+use codemode_catalog::{QUICK_INDEX_MAX_CHARS, QuickIndexOptions, VisibleNamespace};
+use codemode_core::hint::string_literal;
 use codemode_core::wire::{exec_input_schema, wait_input_schema};
 use codemode_core::{ExecInput, Language, NamespaceContext, ToolSpec};
+use codemode_mcp::{McpServerSummary, SERVER_TITLE_MAX_CHARS};
 use serde_json::{Value, json};
 
 use crate::error::SurfaceError;
@@ -130,31 +132,143 @@ When a tool is not listed, read ALL_TOOLS or call tools.search(...).
 There is no import/require, filesystem, network, environment or shell here. When the result is `waiting`, call \
 `wait` with its runId; use `wait` only then.";
 
-const MCP_GUIDANCE: &str = "MCP tools are not in tools.*; call them as MCP.<server>.<tool>({ ...input }). Their \
-TypeScript declarations are virtual files: await API.list(\"mcp\"), then await API.read(\"mcp/<server>.d.ts\"); \
-MCP.<server>.$api(tool?) returns one header inline. To find an MCP tool by what it does, await API.search(\"what \
-you need\", { limit: 5 }) ranks them: [{ server, tool, call, id, description, input, output?, score, match }].";
+const MCP_GUIDANCE: &str = "MCP tools are not in tools.*; call them as MCP.<server>.<tool>({ ...input }) (exact names \
+work too: MCP[\"server-name\"][\"tool_name\"]). Find one with await API.search(query, { limit }) -> [{ server, tool, \
+call, id, description, input, output?, score, match }], best first. Their TypeScript declarations are virtual files: await \
+API.list(\"mcp\"), then await API.read(\"mcp/<server>.d.ts\"); MCP.<server>.$api() lists a server's tools, \
+MCP.<server>.$api(tool, { schema: true }) returns one tool's full schemas.";
 
-/// The guidance part of the `exec` description (before the quick index).
+/// The guidance when the catalog has no tools for `tools.*` (every tool is an MCP tool, as in a
+/// gateway): nothing about `ALL_TOOLS`, `tools.*` or a quick index.
+const MCP_ONLY_GUIDANCE: &str = "Run a short JavaScript or TypeScript program that calls MCP tools. The code is the body \
+of an async function: top-level `await` and `return` work; the returned value comes back as JSON.
+
+Find a tool: await API.search(\"what you need\", { limit: 5 }) -> [{ server, tool, call, description, input, \
+output? }], best first. Call it as MCP.<server>.<tool>({ ...input }), as `call` spells it (exact names work too: \
+MCP[\"server-name\"][\"tool_name\"]). The TypeScript declarations are virtual files: await API.list(\"mcp\"), then \
+await API.read(\"mcp/<server>.d.ts\"); MCP.<server>.$api() lists a server's tools with one sentence each, \
+MCP.<server>.$api(tool, { schema: true }) returns one tool's full schemas.
+A call resolves to the MCP result { content, structuredContent?, isError? }. When you do not know its shape, first \
+return it unchanged, inspect it, and transform it in a later exec instead of guessing field names.
+
+Globals: MCP, API; text(value), json(value): append output items; yield_control(reason?): suspend, continue later \
+with `wait`; namespaces.<Name> and each namespace global listed below, when present.
+Run independent calls in parallel with Promise.all. A failing tool call throws an ordinary Error you can catch.
+
+There is no import/require, filesystem, network, environment or shell here. When the result is `waiting`, call \
+`wait` with its runId; use `wait` only then.";
+
+const QUICK_INDEX_HEADING: &str = "\n\nQuick index:\n";
+
+/// Most characters of the `exec` and `wait` definitions together (each definition's name,
+/// description and input schema as JSON text), as long as the namespace prompts leave room: the
+/// quick index gets what the rest leaves, at most [`QUICK_INDEX_MAX_CHARS`].
+pub const SURFACE_MAX_CHARS: usize = 10_400;
+
+/// Most characters of the MCP server lines in the `exec` description; the servers past it are
+/// counted (`- and N more ...`).
+pub const MCP_SERVER_LIST_MAX_CHARS: usize = 1_200;
+
+/// The guidance part of the `exec` description (before the quick index) when the catalog has
+/// tools for `tools.*`.
 pub fn exec_guidance() -> &'static str {
     GUIDANCE
 }
 
-pub(crate) fn exec_description(
-    quick_index: &str,
-    mcp_visible: bool,
-    namespaces: &[VisibleNamespace],
-) -> String {
-    let mut out = String::from(GUIDANCE);
-    if mcp_visible {
-        out.push_str("\n\n");
-        out.push_str(MCP_GUIDANCE);
+/// The list of visible MCP servers as the `exec` description and a gateway's `instructions` show
+/// it: one line per server (`- MCP.<server> ("<exact name>"): N tools, resources. <title>`), at most
+/// [`MCP_SERVER_LIST_MAX_CHARS`] characters of them, then `- and N more ...` for the rest. Server
+/// titles are untrusted server text and appear only as one plain line of at most
+/// [`SERVER_TITLE_MAX_CHARS`] characters. Empty without servers.
+pub fn mcp_server_list(servers: &[McpServerSummary]) -> String {
+    if servers.is_empty() {
+        return String::new();
+    }
+    let total_tools: usize = servers.iter().map(|s| s.tools).sum();
+    let mut out = format!(
+        "MCP servers ({} server{}, {total_tools} tool{}):",
+        servers.len(),
+        plural(servers.len()),
+        plural(total_tools)
+    );
+    let mut used = 0usize;
+    let mut listed = 0usize;
+    for server in servers {
+        let line = server_line(server);
+        let cost = line.chars().count() + 1;
+        if used + cost > MCP_SERVER_LIST_MAX_CHARS {
+            break;
+        }
+        used += cost;
+        listed += 1;
+        out.push('\n');
+        out.push_str(&line);
+    }
+    if listed < servers.len() {
+        let rest = servers.len() - listed;
+        out.push_str(&format!(
+            "\n- and {rest} more server{}: API.read(\"mcp/index.d.ts\") lists every server; API.search(query) searches all of them.",
+            plural(rest)
+        ));
+    }
+    out
+}
+
+fn server_line(server: &McpServerSummary) -> String {
+    let mut line = format!("- MCP.{}", server.ident);
+    if server.name != server.ident {
+        let name: String = server.name.chars().take(SERVER_TITLE_MAX_CHARS).collect();
+        line.push_str(&format!(" ({})", string_literal(&name)));
+    }
+    line.push_str(&format!(": {} tool{}", server.tools, plural(server.tools)));
+    if server.has_resources {
+        line.push_str(", resources");
+    }
+    if server.has_prompts {
+        line.push_str(", prompts");
+    }
+    if let Some(title) = &server.title {
+        line.push_str(". ");
+        line.push_str(title);
+    }
+    line
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Everything of the `exec` description except the quick index.
+pub(crate) struct DescriptionParts<'a> {
+    /// The catalog has tools for `tools.*` (`ALL_TOOLS` is not empty).
+    pub catalog_tools: bool,
+    /// Visible MCP servers, if any.
+    pub mcp_servers: Option<&'a [McpServerSummary]>,
+    pub namespaces: &'a [VisibleNamespace],
+}
+
+pub(crate) fn exec_description(quick_index: &str, parts: &DescriptionParts<'_>) -> String {
+    let mut out = String::from(if parts.catalog_tools || parts.mcp_servers.is_none() {
+        GUIDANCE
+    } else {
+        MCP_ONLY_GUIDANCE
+    });
+    if let Some(servers) = parts.mcp_servers {
+        if parts.catalog_tools {
+            out.push_str("\n\n");
+            out.push_str(MCP_GUIDANCE);
+        }
+        let list = mcp_server_list(servers);
+        if !list.is_empty() {
+            out.push_str("\n\n");
+            out.push_str(&list);
+        }
     }
     if !quick_index.is_empty() {
-        out.push_str("\n\nQuick index:\n");
+        out.push_str(QUICK_INDEX_HEADING);
         out.push_str(quick_index);
     }
-    for ns in namespaces {
+    for ns in parts.namespaces {
         out.push_str(&format!("\n\nNamespace {}: {}", ns.global_name, one_line(&ns.description)));
         if let Some(prompt) = &ns.prompt {
             out.push('\n');
@@ -162,6 +276,14 @@ pub(crate) fn exec_description(
         }
     }
     out
+}
+
+/// Characters a tool definition takes on the surface: name, description and input schema (as
+/// JSON text).
+pub fn definition_chars(definition: &ToolDefinition) -> usize {
+    definition.name.chars().count()
+        + definition.description.chars().count()
+        + definition.input_schema.to_string().chars().count()
 }
 
 fn one_line(text: &str) -> String {
@@ -186,17 +308,42 @@ impl CodeMode {
         ModelSurface::CodeMode(tools)
     }
 
-    /// The `exec` definition: flat input schema (enabled languages only), guidance, quick index, MCP
-    /// guidance when MCP servers are visible, and the prompts of visible namespaces.
+    /// The `exec` definition: flat input schema (enabled languages only), guidance (without
+    /// `ALL_TOOLS`/`tools.*` when every tool is an MCP tool), MCP guidance and the server list when
+    /// MCP servers are visible, the quick index, and the prompts of visible namespaces. The quick
+    /// index gets the room the rest leaves of [`SURFACE_MAX_CHARS`] (`exec` and `wait` together),
+    /// at most [`QUICK_INDEX_MAX_CHARS`]; when it cannot list every tool, its footer says how many
+    /// are left and how to find them.
     pub fn exec_definition(&self) -> ToolDefinition {
         let inner = &self.inner;
-        let quick_index = inner.catalog.quick_index(&QuickIndexOptions::default());
         let namespaces = inner.namespaces.visible_for(&inner.catalog, &NamespaceContext::default());
-        ToolDefinition {
+        let servers = inner.mcp.as_ref().map(|api| api.server_summaries());
+        let parts = DescriptionParts {
+            catalog_tools: inner.catalog.guest_entries().len() > 0,
+            mcp_servers: servers.as_deref(),
+            namespaces: &namespaces,
+        };
+        let input_schema = exec_input_schema(&inner.config.languages);
+        let mut definition = ToolDefinition {
             name: EXEC_TOOL.into(),
-            description: exec_description(&quick_index, inner.mcp.is_some(), &namespaces),
-            input_schema: exec_input_schema(&inner.config.languages),
+            description: exec_description("", &parts),
+            input_schema,
+        };
+        let fixed = definition_chars(&definition) + definition_chars(&self.wait_definition());
+        let room = SURFACE_MAX_CHARS
+            .saturating_sub(fixed + QUICK_INDEX_HEADING.chars().count())
+            .min(QUICK_INDEX_MAX_CHARS);
+        let quick_index = inner.catalog.quick_index(&QuickIndexOptions::default().with_max_chars(room));
+        if !quick_index.is_empty() {
+            definition.description = exec_description(&quick_index, &parts);
         }
+        definition
+    }
+
+    /// The visible MCP servers as the `exec` description lists them ([`mcp_server_list`]); empty
+    /// without MCP servers. A gateway can repeat it in its `instructions`.
+    pub fn mcp_server_list(&self) -> String {
+        self.inner.mcp.as_ref().map(|api| mcp_server_list(&api.server_summaries())).unwrap_or_default()
     }
 
     /// The `wait` definition.

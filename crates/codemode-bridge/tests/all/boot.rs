@@ -108,6 +108,9 @@ fn malformed_mcp_tables_are_rejected() {
         (json!({ "servers": { "gh": { "tools": ["a", "a"] } } }), "appears twice"),
         (json!({ "servers": { "gh": { "tools": [1] } } }), "must be strings"),
         (json!({ "servers": { "gh": { "tools": [], "resources": "yes" } } }), "must be a boolean"),
+        (json!({ "servers": { "gh": { "tools": ["a"], "toolNames": [] } } }), "one per tool"),
+        (json!({ "servers": { "gh": { "tools": ["a"], "toolNames": [1] } } }), "one per tool"),
+        (json!({ "servers": { "gh": { "tools": [], "name": 7 } } }), "`name` must be a string"),
         (json!({ "files": [{ "path": "/abs.d.ts", "content": "" }] }), "not a normalized relative path"),
         (json!({ "files": [{ "path": "mcp/", "content": "" }] }), "not a normalized relative path"),
         (

@@ -750,3 +750,136 @@ fn two_stage_boot_matches_one_stage() {
     vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
     assert!(matches!(vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap(), Step::Failed(_)));
 }
+
+fn aliased_context() -> BootContext {
+    let mut ctx = BootContext::new();
+    ctx.mcp = json!({
+        "servers": {
+            "git": { "tools": ["gitLog", "gitStatus"], "toolNames": ["git_log", "git_status"], "name": "git" },
+            "azureMcp": { "tools": ["listGroups"], "toolNames": ["list-groups"], "name": "azure-mcp", "resources": true },
+            "empty": { "tools": [], "name": "empty" }
+        }
+    });
+    ctx
+}
+
+fn run_aliased(code: &str) -> Outcome {
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    run_with(&aliased_context(), &ledger, code, &mut echo_host)
+}
+
+#[test]
+fn mcp_exact_names_resolve_as_aliases() {
+    let outcome = run_aliased(
+        r#"
+        const a = await MCP.git.git_log({ n: 1 });
+        const b = await MCP["azure-mcp"]["list-groups"]();
+        const c = await MCP["azure-mcp"].listGroups({});
+        return {
+          a: a.structuredContent, b: b.structuredContent, c: c.structuredContent,
+          same: [MCP.git.git_log === MCP.git.gitLog, MCP["azure-mcp"] === MCP.azureMcp],
+          has: ["git_log" in MCP.git, "azure-mcp" in MCP, "nope" in MCP.git],
+          keys: [Object.keys(MCP), Object.keys(MCP.git)],
+          quiet: [typeof MCP.git.then, typeof MCP.git.resources, typeof MCP.then, typeof MCP.git.toJSON,
+                  typeof MCP.git[Symbol.iterator], typeof MCP.git.toString],
+          frozen: [Object.isFrozen(MCP), Object.isFrozen(MCP.git)],
+          awaited: (await MCP.git) === MCP.git,
+        };
+        "#,
+    );
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v["a"],
+        json!({ "server": "git", "tool": "gitLog", "input": { "n": 1 } }),
+        "requests carry the identifier"
+    );
+    assert_eq!(v["b"], json!({ "server": "azureMcp", "tool": "listGroups", "input": {} }));
+    assert_eq!(v["c"], v["b"]);
+    assert_eq!(v["same"], json!([true, true]));
+    assert_eq!(v["has"], json!([true, true, false]));
+    assert_eq!(
+        v["keys"],
+        json!([["git", "azureMcp", "empty"], ["gitLog", "gitStatus", "$api"]]),
+        "aliases are not keys"
+    );
+    assert_eq!(
+        v["quiet"],
+        json!(["undefined", "undefined", "undefined", "undefined", "undefined", "function"])
+    );
+    assert_eq!(v["frozen"], json!([true, true]));
+    assert_eq!(v["awaited"], json!(true));
+}
+
+#[test]
+fn missing_mcp_members_and_servers_say_what_exists() {
+    let outcome = run_aliased(
+        r#"
+        const errors = [];
+        const probes = [
+          () => MCP.git.gitlog, () => MCP.git.log_git, () => MCP.git.git_logs, () => MCP.git.status,
+          () => MCP.git.deleteEverything, () => MCP.empty.anything, () => MCP.gti, () => MCP.azure,
+          () => MCP.slack, () => MCP.git.x.y,
+        ];
+        for (const probe of probes) {
+          try { probe(); errors.push("no error"); } catch (e) { errors.push([e instanceof TypeError, e.message]); }
+        }
+        return errors;
+        "#,
+    );
+    assert!(outcome.requests.is_empty(), "{:?}", outcome.requests);
+    let v = outcome.result.unwrap();
+    let messages: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert_eq!(e[0], json!(true), "{e}");
+            e[1].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "MCP.git has no gitlog; did you mean gitLog?",
+            "MCP.git has no log_git; its tools: gitLog, gitStatus. MCP.git.$api() lists them",
+            "MCP.git has no git_logs; did you mean gitLog?",
+            "MCP.git has no status; did you mean gitStatus?",
+            "MCP.git has no deleteEverything; its tools: gitLog, gitStatus. MCP.git.$api() lists them",
+            "MCP.empty has no anything; the server has no tools",
+            "MCP has no server gti; did you mean git? Servers: git, azureMcp, empty",
+            "MCP has no server azure; did you mean azureMcp? Servers: git, azureMcp, empty",
+            "MCP has no server slack; servers: git, azureMcp, empty",
+            "MCP.git has no x; its tools: gitLog, gitStatus. MCP.git.$api() lists them",
+        ]
+    );
+}
+
+#[test]
+fn missing_member_errors_are_bounded_on_large_servers_and_long_keys() {
+    let tools: Vec<String> = (0..300).map(|i| format!("tool{i}")).collect();
+    let mut ctx = BootContext::new();
+    ctx.mcp = json!({ "servers": { "big": { "tools": tools, "name": "big" } } });
+    let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+    let outcome = run_with(
+        &ctx,
+        &ledger,
+        r#"
+        const out = [];
+        for (const key of ["zzz", "x".repeat(1000000), "tool299", "tool_299"]) {
+          try { out.push(typeof MCP.big[key]); } catch (e) { out.push(e.message); }
+        }
+        return out;
+        "#,
+        &mut echo_host,
+    );
+    let v = outcome.result.unwrap();
+    assert_eq!(
+        v[0],
+        "MCP.big has no zzz; its tools: tool0, tool1, tool2, tool3, tool4, tool5, tool6, tool7, tool8, tool9, tool10, tool11, … (288 more). MCP.big.$api() lists them"
+    );
+    let long = v[1].as_str().unwrap();
+    assert!(long.len() < 400, "{long}");
+    assert!(long.starts_with("MCP.big has no xxxxxxxx"), "{long}");
+    assert_eq!(v[2], "function");
+    assert_eq!(v[3], "MCP.big has no tool_299; did you mean tool299?");
+}

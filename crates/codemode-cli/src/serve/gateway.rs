@@ -626,13 +626,27 @@ pub(super) fn code_mode_result(result: Value) -> CallToolResult {
     .unwrap_or_else(|_| text_result(&text, failed))
 }
 
+/// The gateway's `instructions`: what `exec` and `wait` are for, then the MCP server list of the
+/// `exec` description (at initialize; `tools/list` carries the current one after a rebuild).
+fn gateway_instructions(server_list: &str) -> String {
+    let mut text = String::from(
+        "Code Mode gateway: write JavaScript or TypeScript for `exec` to find and call the hidden tools \
+         (API.search(query) ranks the MCP tools; call them as MCP.<server>.<tool>(input)); continue `waiting` \
+         runs with `wait`.",
+    );
+    if !server_list.is_empty() {
+        text.push_str("\n\n");
+        text.push_str(server_list);
+    }
+    text
+}
+
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let instructions = if self.inner.config.code_mode.enabled {
-            "Code Mode gateway: write JavaScript or TypeScript for `exec` to search, describe and call the hidden tools; \
-             continue `waiting` runs with `wait`."
+            gateway_instructions(&self.engine().code_mode().mcp_server_list())
         } else {
-            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."
+            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled).".to_owned()
         };
         ServerConfig::new(
             ServerCapabilities::builder()

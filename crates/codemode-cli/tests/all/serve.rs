@@ -372,7 +372,9 @@ async fn upstream_progress_during_wait_goes_to_the_wait_call() {
 async fn upstream_list_changed_rebuilds_the_catalog() {
     let s = Scripted::start("list-changed", 10_000).await;
     assert_eq!(s.status().await["catalogGeneration"], 1);
-    assert_eq!(s.value("return typeof MCP.scripted.fresh").await, "undefined");
+    let before = s.value("try { MCP.scripted.fresh; return 'present' } catch (e) { return e.message }").await;
+    assert!(before.as_str().unwrap().starts_with("MCP.scripted has no fresh"), "{before}");
+    assert_eq!(s.value("return 'fresh' in MCP.scripted").await, false);
     s.value("return await MCP.scripted.grow({ name: 'fresh' })").await;
     eventually("tools/list_changed from the gateway", || *s.heard.tool_list_changed.lock().unwrap() >= 1)
         .await;
@@ -649,6 +651,78 @@ return out;"#,
     let rate = top3 as f64 / cases.len() as f64;
     println!("API.search over 677 MCP tools: top-1 {top1}, top-3 {top3} of {} ({rate:.3})", cases.len());
     assert!(rate >= 0.76, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
+    let _ = client.cancel().await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Inline upstreams only (every tool is an MCP tool): the `exec` description and the `initialize`
+/// instructions list the servers and say nothing about `ALL_TOOLS` or a quick index; exact names
+/// resolve; `$api()` lists tools with one sentence each; a missing member names the closest one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_through_the_gateway_with_mcp_tools_only() {
+    let dir = temp_dir("discovery");
+    let config = dir.join("codemode.json");
+    std::fs::write(
+        &config,
+        json!({
+            "codeMode": { "enabled": true, "timeoutMs": 5000 },
+            "mcpServers": {
+                "git": { "title": "Git\ntools", "tools": [
+                    { "name": "git_log", "description": "Show the commit log. Newest first.", "inputSchema": { "type": "object" } },
+                    { "name": "git_status", "description": "Show the working tree status.", "inputSchema": { "type": "object" } }
+                ] },
+                "azure-mcp": { "tools": [
+                    { "name": "list-groups", "description": "List resource groups.", "inputSchema": { "type": "object" } }
+                ] }
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
+    command.args(["serve", "--config", config.to_str().unwrap()]).kill_on_drop(true);
+    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    // Catalog order: by server name.
+    let list = "MCP servers (2 servers, 3 tools):\n- MCP.azureMcp (\"azure-mcp\"): 1 tool\n- MCP.git: 2 tools. Git tools";
+    let instructions = client.peer_info().and_then(|i| i.instructions.clone()).unwrap_or_default();
+    assert!(instructions.contains(list), "{instructions}");
+    assert!(instructions.contains("API.search("), "{instructions}");
+    let tools = client.list_all_tools().await.unwrap();
+    let exec = tools.iter().find(|t| t.name == "exec").unwrap();
+    let description = exec.description.as_deref().unwrap_or_default();
+    assert!(description.contains(list), "{description}");
+    for absent in ["ALL_TOOLS", "tools.search", "Quick index"] {
+        assert!(!description.contains(absent), "{absent}: {description}");
+    }
+    let mut params = CallToolRequestParams::new("exec");
+    params.arguments = json!({ "code": r#"
+const log = await MCP.git.git_log({ n: 1 });
+const groups = await MCP["azure-mcp"]["list-groups"]({});
+const header = await MCP.git.$api();
+let missing;
+try { MCP.git.gitlog; } catch (e) { missing = e.message; }
+let server;
+try { MCP.github; } catch (e) { server = e.message; }
+return { log: log.isError === true, groups: groups.isError === true,
+         tools: header.tools.map((t) => [t.tool, t.toolName, t.description]), missing, server };"# })
+    .as_object()
+    .cloned();
+    let result = client.call_tool(params).await.unwrap();
+    let value: Value = result.structured_content.clone().unwrap();
+    assert_eq!(value["status"], json!("completed"), "{value}");
+    let value = &value["value"];
+    assert_eq!(value["log"], json!(false), "{value}");
+    assert_eq!(value["groups"], json!(false), "{value}");
+    assert_eq!(
+        value["tools"],
+        json!([
+            ["gitLog", "git_log", "Show the commit log."],
+            ["gitStatus", "git_status", "Show the working tree status."]
+        ])
+    );
+    assert_eq!(value["missing"], "MCP.git has no gitlog; did you mean gitLog?");
+    assert_eq!(value["server"], "MCP has no server github; did you mean git? Servers: azureMcp, git");
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -137,6 +137,7 @@ impl<'a> Converter<'a> {
             && let Ty::Object(object) = &mut ty
         {
             object.open = false;
+            object.explicit_open = false;
         }
         if kw.nullable == Some(&Value::Bool(true)) {
             ty = union(vec![ty, Ty::Keyword(Keyword::Null)]);
@@ -303,6 +304,7 @@ impl<'a> Converter<'a> {
                 open: false,
                 dropped: false,
                 declared: true,
+                explicit_open: false,
             }),
         }
     }
@@ -338,14 +340,23 @@ impl<'a> Converter<'a> {
         };
         let required_set: HashSet<&str> = required.iter().copied().collect();
 
-        let mut object =
-            Object { props: Vec::new(), index: None, open: true, dropped: false, declared: false };
+        let mut object = Object {
+            props: Vec::new(),
+            index: None,
+            open: true,
+            dropped: false,
+            declared: false,
+            explicit_open: false,
+        };
         match kw.additional_properties.or(kw.unevaluated_properties) {
-            None | Some(Value::Bool(true)) => {}
+            None => {}
+            Some(Value::Bool(true)) => object.explicit_open = true,
             Some(Value::Bool(false)) => object.open = false,
             Some(schema) => {
                 let ty = self.schema(schema, level + 1, nesting + 1);
-                if !ty.is_unknown() {
+                if ty.is_unknown() {
+                    object.explicit_open = true;
+                } else {
                     object.open = false;
                     if !ty.is_never() {
                         object.index = Some(Box::new(ty));
@@ -365,6 +376,7 @@ impl<'a> Converter<'a> {
                     let ty =
                         union(patterns.values().map(|s| self.schema(s, level + 1, nesting + 1)).collect());
                     object.open = ty.is_unknown();
+                    object.explicit_open &= object.open;
                     object.index = (!ty.is_unknown() && !ty.is_never()).then(|| Box::new(ty));
                 }
                 Some(patterns) if !patterns.is_empty() => {
@@ -471,6 +483,7 @@ impl<'a> Converter<'a> {
             }
         }
         object.open = false;
+        object.explicit_open = false;
     }
 
     fn array(&mut self, kw: &Keywords<'a>, level: usize, nesting: usize) -> Ty {

@@ -84,6 +84,10 @@ pub(crate) struct Object {
     /// The schema declared its properties (possibly none): an open object without properties then
     /// renders as `{}` (takes no declared keys) rather than `object` (shape unknown).
     pub(crate) declared: bool,
+    /// The schema itself opened the object (`additionalProperties: true` or `{}`, or the same for
+    /// `unevaluatedProperties`): rendered as `Record<string, unknown>` without properties and with
+    /// the index signature `[key: string]: unknown` after them, never as `{}` or `object`.
+    pub(crate) explicit_open: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -231,6 +235,7 @@ fn merge_objects(objects: Vec<Object>) -> Option<Object> {
             (a, b) => a.or(b),
         };
         into.open &= from.open;
+        into.explicit_open = into.open && (into.explicit_open || from.explicit_open);
         into.dropped |= from.dropped;
         into.declared |= from.declared;
     }

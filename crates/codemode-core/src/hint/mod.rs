@@ -48,7 +48,8 @@
 //! | `properties`, `required` | `{ a: string; b?: number }`; keys that are not ASCII identifier names are quoted (`"x-id": string`) |
 //! | `additionalProperties: false` | closed object (nothing added) |
 //! | `additionalProperties: S` | `Record<string, S>` or `{ a: A; [key: string]: S }` |
-//! | no `additionalProperties` / `true` | open object: the properties only; without properties `object`, or `{}` when `properties` is present but empty |
+//! | `additionalProperties: true` or `{}` (also `unevaluatedProperties`) | explicitly open: `Record<string, unknown>`, or `{ a: A; [key: string]: unknown }` |
+//! | no `additionalProperties` | open object: the properties only; without properties `object`, or `{}` when `properties` is present but empty (a tool that takes no declared keys) |
 //! | `patternProperties` | widened to `[key: string]: A \| B` (not exact); a single match-all pattern such as `^(.*)$` (TypeBox `Record`) is exact: `Record<string, A>` |
 //! | `propertyNames` with `enum`/`const` | the listed keys become optional properties (closed) |
 //! | `items: S` | `S[]`, or `Array<S>` when `S` is an object, union or intersection |

@@ -121,7 +121,9 @@ impl Out<'_> {
         let mut props = object.props.iter().filter(shown).peekable();
         if props.peek().is_none() {
             return match &object.index {
-                _ if dropped || (object.open && !object.declared) => self.push(Keyword::Object.as_str()),
+                _ if dropped => self.push(Keyword::Object.as_str()),
+                _ if object.explicit_open => self.push("Record<string, unknown>"),
+                _ if object.open && !object.declared => self.push(Keyword::Object.as_str()),
                 None => self.push("{}"),
                 Some(index) => {
                     self.push("Record<string, ")?;
@@ -139,7 +141,7 @@ impl Out<'_> {
             self.push(if prop.optional { "?: " } else { ": " })?;
             self.ty(&prop.ty)?;
         }
-        if dropped {
+        if dropped || object.explicit_open {
             self.push("; [key: string]: unknown")?;
         } else if let Some(index) = &object.index {
             self.push("; [key: string]: ")?;
@@ -155,5 +157,8 @@ fn renders_as_keyword(object: &Object, included: &[bool]) -> bool {
         .props
         .iter()
         .all(|p| p.greedy_id.is_some_and(|id| !included.get(id).copied().unwrap_or(false)));
-    all_hidden && ((object.open && !object.declared) || object.dropped || !object.props.is_empty())
+    all_hidden
+        && (object.dropped
+            || !object.props.is_empty()
+            || (object.open && !object.declared && !object.explicit_open))
 }

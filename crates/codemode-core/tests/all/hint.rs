@@ -109,7 +109,7 @@ fn closed_objects_give_output_hints_open_ones_do_not() {
     let open = json!({ "type": "object", "properties": { "id": { "type": "string" } }, "required": ["id"] });
     check(open.clone(), "{ id: string }", None);
     let explicitly_open = json!({ "type": "object", "properties": { "id": { "type": "string" } }, "additionalProperties": true });
-    check(explicitly_open, "{ id?: string }", None);
+    check(explicitly_open, "{ id?: string; [key: string]: unknown }", None);
     // One open level anywhere spoils the output hint.
     let nested_open = closed(json!({ "item": open }), &["item"]);
     check(nested_open, "{ item: { id: string } }", None);
@@ -135,9 +135,68 @@ fn additional_properties_schema_is_an_index_signature() {
         "additionalProperties": { "type": "string" }
     });
     check(mixed, "{ a: string; [key: string]: string }", Some("{ a: string; [key: string]: string }"));
-    // `additionalProperties: {}` is the same as an open object.
+    // `additionalProperties: {}` opens the object explicitly: any key, any value.
     let open = json!({ "type": "object", "additionalProperties": {} });
-    check(open, "object", None);
+    check(open, "Record<string, unknown>", None);
+}
+
+#[test]
+fn explicitly_open_objects_are_records_never_empty_objects() {
+    // MongoDB-style `filter` / `update` / `documents` (zod `z.record(z.unknown())`, `.passthrough()`).
+    for open in [json!(true), json!({})] {
+        check(json!({ "type": "object", "additionalProperties": open }), "Record<string, unknown>", None);
+        check(
+            json!({ "type": "object", "properties": {}, "additionalProperties": open }),
+            "Record<string, unknown>",
+            None,
+        );
+        check(json!({ "type": "object", "unevaluatedProperties": open }), "Record<string, unknown>", None);
+        check(
+            json!({ "type": "object", "properties": { "x": { "type": "string" } }, "additionalProperties": open }),
+            "{ x?: string; [key: string]: unknown }",
+            None,
+        );
+        let tool = json!({
+            "type": "object",
+            "properties": {
+                "filter": { "type": "object", "additionalProperties": open },
+                "update": { "type": "object", "properties": {}, "additionalProperties": open },
+                "documents": { "type": "array", "items": { "type": "object", "additionalProperties": open } }
+            },
+            "required": ["documents"]
+        });
+        check(
+            tool,
+            "{ filter?: Record<string, unknown>; update?: Record<string, unknown>; documents: Array<Record<string, unknown>> }",
+            None,
+        );
+    }
+    // Closing wins: an `allOf` member with `additionalProperties: false`, or `propertyNames`.
+    let closed_by_all_of = json!({
+        "allOf": [
+            { "type": "object", "properties": { "a": { "type": "string" } }, "additionalProperties": true },
+            { "additionalProperties": false }
+        ]
+    });
+    check(closed_by_all_of, "{ a?: string }", Some("{ a?: string }"));
+    let listed =
+        json!({ "type": "object", "additionalProperties": true, "propertyNames": { "enum": ["a"] } });
+    check(listed, "{ a?: unknown }", Some("{ a?: unknown }"));
+    // Merged with an implicitly open member, the object stays explicitly open.
+    let merged = json!({
+        "allOf": [
+            { "type": "object", "properties": { "a": { "type": "string" } }, "required": ["a"] },
+            { "type": "object", "additionalProperties": true }
+        ]
+    });
+    check(merged, "{ a: string; [key: string]: unknown }", None);
+    // Under a tight budget the record still degrades to a valid, shorter type.
+    let tight = input_hint(
+        &json!({ "type": "object", "additionalProperties": true }),
+        &HintOptions::input().with_max_chars(12),
+    );
+    assert_valid_ts(&tight);
+    assert!(tight.chars().count() <= 12, "{tight}");
 }
 
 #[test]

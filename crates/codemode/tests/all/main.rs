@@ -9,3 +9,4 @@ mod namespaces;
 mod positions;
 mod preparation;
 mod support;
+mod surface;
