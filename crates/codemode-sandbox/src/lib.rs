@@ -98,6 +98,7 @@ mod abi;
 mod abi_names;
 mod cache;
 mod config;
+mod dirty;
 mod engine;
 mod error;
 mod sandbox;
