@@ -153,7 +153,11 @@ mod imp {
             // SAFETY: `sysconf` only reads a constant of the process.
             let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
             let start = ptr as u64;
-            if page != PAGE as libc::c_long || len == 0 || start % PAGE as u64 != 0 || len % PAGE != 0 {
+            if page != PAGE as libc::c_long
+                || len == 0
+                || !start.is_multiple_of(PAGE as u64)
+                || !len.is_multiple_of(PAGE)
+            {
                 return None;
             }
             let pagemap = pagemap()?;

@@ -23,7 +23,10 @@ fn tracked() -> &'static Sandbox {
 /// compared the full compare against itself would prove nothing.
 fn assert_tracked(vm: &Vm) {
     if cfg!(target_os = "linux") {
-        assert!(vm.writes_tracked(), "write tracking is unavailable (needs Linux >= 6.7 userfaultfd WP_ASYNC)");
+        assert!(
+            vm.writes_tracked(),
+            "write tracking is unavailable (needs Linux >= 6.7 userfaultfd WP_ASYNC)"
+        );
     }
 }
 
@@ -55,10 +58,21 @@ fn program(rng: &mut XorShift) -> String {
                 1 + rng.below(200_000)
             )),
             2 => code.push_str("keep.length = keep.length >> 1;\n"),
-            3 => code.push_str(&format!("acc += (await host('add', {{a: {}, b: {step}}})).sum;\n", rng.below(100))),
-            4 => code.push_str(&format!("globalThis.o{} = {{x: {step}, y: 'v'.repeat({})}};\n", rng.below(20), rng.below(300))),
+            3 => code.push_str(&format!(
+                "acc += (await host('add', {{a: {}, b: {step}}})).sum;\n",
+                rng.below(100)
+            )),
+            4 => code.push_str(&format!(
+                "globalThis.o{} = {{x: {step}, y: 'v'.repeat({})}};\n",
+                rng.below(20),
+                rng.below(300)
+            )),
             5 => code.push_str(&format!("acc += (await host('echo', {{t: 'e{step}'}})).t.length;\n")),
-            _ => code.push_str(&format!("new Uint8Array({}).fill({});\n", 1 + rng.below(1 << 20), rng.below(256))),
+            _ => code.push_str(&format!(
+                "new Uint8Array({}).fill({});\n",
+                1 + rng.below(1 << 20),
+                rng.below(256)
+            )),
         }
     }
     code.push_str("return [acc, keep.length];");
@@ -74,8 +88,7 @@ fn run_snapshotting(sb: &Sandbox, code: &str, check_tracked: bool) -> (Vec<Vec<u
         assert_tracked(&vm);
     }
     let mut step = vm.eval_cell(code, "user.js", soon()).expect("eval");
-    loop {
-        let Step::Pending { .. } = step else { break };
+    while let Step::Pending { .. } = step {
         // Twice on one VM: the second snapshot must not depend on the first.
         let snap = vm.snapshot().expect("snapshot");
         assert_eq!(vm.snapshot().expect("snapshot").as_bytes(), snap.as_bytes());
