@@ -45,7 +45,8 @@ pub struct SandboxConfig {
     /// compares only the pages written since the VM started or was restored instead of every
     /// page of linear memory. Costs a write-protect of the memory when a VM starts or is
     /// restored, one kernel-resolved fault on the first write to each page, and an unprotect
-    /// when the VM is dropped. Where tracking is unavailable a VM compares every page, as
+    /// when the VM is dropped; each tracked VM holds a file descriptor, and at most 256 are
+    /// tracked at once. Where tracking is unavailable a VM compares every page, as
     /// without it ([`crate::Vm::writes_tracked`] tells which). Snapshots are byte-identical
     /// either way. Default: `false`.
     pub track_writes: bool,

@@ -14,7 +14,8 @@
 //! `PAGE_IS_WRITTEN` pages) sees every page of the range as written again and resets all of
 //! them. A [`Tracker`] must therefore be dropped before the store that owns the memory.
 //!
-//! Anything unexpected (another OS, an older kernel, a refused syscall, a page size other
+//! At most 256 VMs are tracked at once (each holds a file descriptor). Anything unexpected
+//! (more tracked VMs, another OS, an older kernel, a refused syscall, a page size other
 //! than 4 KiB) yields no tracker, and the snapshot falls back to comparing every page.
 
 /// A write-protected range of one VM's linear memory.
@@ -58,6 +59,7 @@ impl Tracker {
 mod imp {
     use std::fs::File;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
     use crate::snapshot::PAGE;
@@ -141,8 +143,31 @@ mod imp {
         Some(f)
     }
 
+    /// Tracked VMs alive at once: each holds a file descriptor, and the process needs its
+    /// descriptors for other things (sockets, pipes); past this, VMs go untracked.
+    const MAX_LIVE: usize = 256;
+    static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+    /// One of the [`MAX_LIVE`] places, released on drop.
+    struct Place;
+
+    impl Place {
+        fn take() -> Option<Place> {
+            LIVE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_LIVE).then_some(n + 1))
+                .ok()
+                .map(|_| Place)
+        }
+    }
+
+    impl Drop for Place {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
     pub(crate) struct Tracker {
         uffd: OwnedFd,
+        _place: Place,
         pagemap: Arc<File>,
         start: u64,
         len: u64,
@@ -160,6 +185,7 @@ mod imp {
             {
                 return None;
             }
+            let place = Place::take()?;
             let pagemap = pagemap()?;
             // SAFETY: the userfaultfd syscall takes only flags and returns a new descriptor
             // (or -1), which we own from here on.
@@ -192,7 +218,7 @@ mod imp {
             if unsafe { libc::ioctl(fd, UFFDIO_WRITEPROTECT, &mut wp) } != 0 {
                 return None;
             }
-            Some(Tracker { uffd, pagemap, start, len: len as u64 })
+            Some(Tracker { uffd, _place: place, pagemap, start, len: len as u64 })
         }
 
         pub(crate) fn written(&self, out: &mut Vec<u32>) -> bool {

@@ -19,14 +19,17 @@ fn tracked() -> &'static Sandbox {
     S.get_or_init(|| Sandbox::new(tracked_config(), PRELUDE).expect("sandbox"))
 }
 
-/// Tracking must really be on where the kernel has it (Linux ≥ 6.7): a test that silently
-/// compared the full compare against itself would prove nothing.
+/// Tracking must really be on where the kernel has it (Linux >= 6.7): a test that silently
+/// compared the full compare against itself would prove nothing. On a machine known to lack
+/// it, `CODEMODE_TEST_ALLOW_UNTRACKED=1` turns the failure into a warning on stderr.
 fn assert_tracked(vm: &Vm) {
-    if cfg!(target_os = "linux") {
-        assert!(
-            vm.writes_tracked(),
-            "write tracking is unavailable (needs Linux >= 6.7 userfaultfd WP_ASYNC)"
-        );
+    if cfg!(target_os = "linux") && !vm.writes_tracked() {
+        let msg = "write tracking is unavailable (needs Linux >= 6.7 userfaultfd WP_ASYNC and PAGEMAP_SCAN)";
+        if std::env::var_os("CODEMODE_TEST_ALLOW_UNTRACKED").is_some() {
+            eprintln!("WARNING: {msg}; the tracked tests only exercised the fallback");
+        } else {
+            panic!("{msg}; set CODEMODE_TEST_ALLOW_UNTRACKED=1 to run on such a machine");
+        }
     }
 }
 
