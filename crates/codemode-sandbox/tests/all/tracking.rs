@@ -199,3 +199,25 @@ fn a_dropped_tracked_vm_leaves_its_pool_slot_clean() {
         assert_eq!(fresh(&tracked), clean, "round {round}");
     }
 }
+
+#[test]
+fn at_most_256_vms_are_tracked_at_once_and_the_rest_fall_back() {
+    let _g = serial();
+    let code = "globalThis.v = 'w'.repeat(9000); await host('echo', {}); return 1";
+    let (expected, _) = run_snapshotting(sandbox(), code, false);
+    let mut held: Vec<Vm> = (0..256).map(|_| tracked().start().expect("start")).collect();
+    for vm in &held {
+        assert_tracked(vm);
+    }
+    // Past the bound: untracked, and its snapshots are still exact.
+    let (got, _) = run_snapshotting(tracked(), code, false);
+    assert_eq!(got, expected);
+    let extra = tracked().start().expect("start");
+    assert!(!extra.writes_tracked(), "VM 257 is tracked");
+    drop(extra);
+    held.pop();
+    let again = tracked().start().expect("start");
+    assert_tracked(&again);
+    drop(again);
+    drop(held);
+}
