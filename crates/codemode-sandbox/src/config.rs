@@ -42,6 +42,16 @@ pub struct SandboxConfig {
     /// with equal `max_wasm_stack_bytes`, `cache_dir` and `max_live_vms` share one pool.
     /// Default: 1,000.
     pub max_live_vms: u32,
+    /// Track the pages each VM writes (Linux ≥ 6.7: a userfaultfd in asynchronous
+    /// write-protect mode per VM, read with `PAGEMAP_SCAN`), so [`crate::Vm::snapshot`]
+    /// compares only the pages written since the VM started or was restored instead of every
+    /// page of linear memory. Costs a write-protect of the memory when a VM starts or is
+    /// restored, one kernel-resolved fault on the first write to each page, and an unprotect
+    /// when the VM is dropped; each tracked VM holds a file descriptor, and at most 256 are
+    /// tracked at once. Where tracking is unavailable a VM compares every page, as
+    /// without it ([`crate::Vm::writes_tracked`] tells which). Snapshots are byte-identical
+    /// either way. Default: `false`.
+    pub track_writes: bool,
 }
 
 impl Default for SandboxConfig {
@@ -53,6 +63,7 @@ impl Default for SandboxConfig {
             cache_dir: None,
             compress_snapshots: true,
             max_live_vms: 1000,
+            track_writes: false,
         }
     }
 }

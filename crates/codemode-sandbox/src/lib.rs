@@ -92,6 +92,12 @@
 //! id, undrained output, stats, RNG state). [`Sandbox::restore`] instantiates a fresh module
 //! instance (copy-on-write pristine memory), writes the base pages and the snapshot pages, and
 //! continues exactly where the original would have.
+//!
+//! Finding those pages compares every page of linear memory, unless
+//! [`SandboxConfig::track_writes`] is set: then (Linux ≥ 6.7) each VM's memory is
+//! write-protected through a userfaultfd of its own when it starts or is restored, and a
+//! snapshot compares only the pages written since ([`Vm::writes_tracked`] tells whether a VM
+//! got tracking; without it, it compares every page). The bytes are identical either way.
 
 #![deny(missing_docs)]
 
@@ -99,6 +105,7 @@ mod abi;
 mod abi_names;
 mod cache;
 mod config;
+mod dirty;
 mod engine;
 mod error;
 mod sandbox;

@@ -185,6 +185,9 @@ impl Sandbox {
             mem[off..off + PAGE].copy_from_slice(base.dirty_page(k));
         }
         vm.store.data_mut().ledger = base.ledger.clone();
+        if self.inner.config.track_writes {
+            vm.arm_tracking(Vec::new());
+        }
         let seed = match self.inner.config.deterministic {
             Some(d) => d.seed,
             None => os_random_u64(),
@@ -227,6 +230,9 @@ impl Sandbox {
         }
         vm.store.data_mut().ledger = d.ledger;
         vm.set_cell_running(d.cell_running);
+        if self.inner.config.track_writes {
+            vm.arm_tracking(d.pages);
+        }
         Ok(vm)
     }
 

@@ -93,24 +93,48 @@ impl Snapshot {
         decode_body(self.bytes.get(..self.bytes.len().saturating_sub(8)).unwrap_or_default())
     }
 
-    pub(crate) fn capture(sb: &SandboxInner, memory: &[u8], ledger: &Ledger, cell_running: bool) -> Snapshot {
+    /// Snapshot `memory`: every page that differs from the base image. With `candidates`
+    /// (ascending), only those pages are compared: the caller guarantees every other page
+    /// equals the base image (write tracking).
+    pub(crate) fn capture(
+        sb: &SandboxInner,
+        memory: &[u8],
+        candidates: Option<&[u32]>,
+        ledger: &Ledger,
+        cell_running: bool,
+    ) -> Snapshot {
         let base = &sb.base;
         let pristine = &sb.compiled.pristine;
         let mut pages = Vec::new();
         let mut xor = Vec::new();
-        // `base.dirty` is ascending, like `i`: walk it alongside instead of searching it.
-        let mut next_dirty = 0;
-        for (i, page) in memory.chunks(PAGE).enumerate() {
-            let b = match base.dirty.get(next_dirty) {
-                Some(&d) if d as usize == i => {
-                    next_dirty += 1;
-                    base.dirty_page(next_dirty - 1)
-                }
-                _ => base_page(pristine, i),
-            };
+        let mut diff = |i: usize, page: &[u8], b: &[u8]| {
             if page != b {
                 pages.push(i as u32);
                 xor.extend(page.iter().zip(b).map(|(x, y)| x ^ y));
+            }
+        };
+        match candidates {
+            Some(candidates) => {
+                for &i in candidates {
+                    let i = i as usize;
+                    if let Some(page) = memory.get(i * PAGE..(i + 1) * PAGE) {
+                        diff(i, page, base.page(pristine, i));
+                    }
+                }
+            }
+            None => {
+                // `base.dirty` is ascending, like `i`: walk it alongside instead of searching it.
+                let mut next_dirty = 0;
+                for (i, page) in memory.chunks(PAGE).enumerate() {
+                    let b = match base.dirty.get(next_dirty) {
+                        Some(&d) if d as usize == i => {
+                            next_dirty += 1;
+                            base.dirty_page(next_dirty - 1)
+                        }
+                        _ => base_page(pristine, i),
+                    };
+                    diff(i, page, b);
+                }
             }
         }
         let compress = sb.config.compress_snapshots;

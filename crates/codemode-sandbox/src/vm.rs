@@ -6,6 +6,7 @@ use wasmtime::{Extern, Instance, Memory, Module, ModuleExport, Store, Trap, Type
 
 use crate::abi::{HostState, LedgerCall};
 use crate::abi_names::GUEST_EXPORTS;
+use crate::dirty::Tracker;
 use crate::engine::ticker;
 use crate::error::{GuestError, SandboxError};
 use crate::sandbox::SandboxInner;
@@ -201,6 +202,8 @@ impl Exports {
 /// a large enough stack (see [`crate::SandboxConfig::max_wasm_stack_bytes`]) avoids the
 /// per-call stack allocation.
 pub struct Vm {
+    /// Write tracking since the VM was armed (start or restore); dropped before `store`.
+    tracking: Option<Tracking>,
     pub(crate) sandbox: std::sync::Arc<SandboxInner>,
     pub(crate) store: Store<HostState>,
     pub(crate) memory: Memory,
@@ -210,6 +213,25 @@ pub struct Vm {
 }
 
 const STACK_MARGIN: usize = 256 << 10;
+
+/// What a tracked VM knows about how its memory differs from its sandbox's base image.
+struct Tracking {
+    tracker: Tracker,
+    /// Where linear memory was when armed (a moved memory voids the tracking).
+    ptr: usize,
+    /// Linear memory bytes when armed (pages past it are always compared).
+    len: usize,
+    /// Pages that already differed from the base image when armed (a restored snapshot's).
+    differed: Vec<u32>,
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        // Unregister the write tracking before the store frees (resets) the memory: the
+        // pooling allocator's reset must see every page the VM wrote as written.
+        self.tracking = None;
+    }
+}
 
 impl std::fmt::Debug for Vm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -250,7 +272,7 @@ impl Vm {
             .ok_or_else(|| SandboxError::Unavailable { reason: "guest exports no memory".into() })?;
         store.data_mut().memory = Some(memory);
         let exports = Exports::new(&mut store, &inst, &c.exports).map_err(unavailable)?;
-        Ok(Vm { sandbox, store, memory, exports, terminated: None, cell_running: false })
+        Ok(Vm { tracking: None, sandbox, store, memory, exports, terminated: None, cell_running: false })
     }
 
     /// Run guest code under the deadline, classifying failures.
@@ -533,8 +555,53 @@ impl Vm {
         // 0: the run's clock has not started (no cell yet).
         st.ledger.captured_at_ns =
             if st.clock_origin.is_some() { crate::abi::process_clock_ns().max(1) } else { 0 };
+        let candidates = self.candidate_pages();
         let data = self.memory.data(&self.store);
-        Ok(Snapshot::capture(&self.sandbox, data, &self.store.data().ledger, self.cell_running))
+        Ok(Snapshot::capture(
+            &self.sandbox,
+            data,
+            candidates.as_deref(),
+            &self.store.data().ledger,
+            self.cell_running,
+        ))
+    }
+
+    /// Whether this VM tracks the pages it writes (see [`crate::SandboxConfig::track_writes`]),
+    /// so its snapshots compare only those.
+    pub fn writes_tracked(&self) -> bool {
+        self.tracking.is_some()
+    }
+
+    /// Start tracking writes from the current state, in which exactly the pages `differed`
+    /// (ascending) differ from the sandbox's base image. Without tracking available the VM
+    /// stays untracked (snapshots compare every page).
+    pub(crate) fn arm_tracking(&mut self, differed: Vec<u32>) {
+        self.tracking = None;
+        let len = self.memory.data_size(&self.store);
+        let ptr = self.memory.data_ptr(&self.store);
+        self.tracking =
+            Tracker::arm(ptr, len).map(|tracker| Tracking { tracker, ptr: ptr as usize, len, differed });
+    }
+
+    /// Ascending pages that may differ from the base image (`None`: any page may).
+    fn candidate_pages(&self) -> Option<Vec<u32>> {
+        let t = self.tracking.as_ref()?;
+        let len = self.memory.data_size(&self.store);
+        if self.memory.data_ptr(&self.store) as usize != t.ptr || len < t.len {
+            return None;
+        }
+        let mut written = Vec::new();
+        if !t.tracker.written(&mut written) {
+            return None;
+        }
+        let grown = (t.len / crate::snapshot::PAGE) as u32..len.div_ceil(crate::snapshot::PAGE) as u32;
+        let mut all = Vec::with_capacity(written.len() + t.differed.len() + grown.len());
+        all.extend_from_slice(&written);
+        all.extend_from_slice(&t.differed);
+        all.extend(grown);
+        all.sort_unstable();
+        all.dedup();
+        Some(all)
     }
 
     pub(crate) fn set_cell_running(&mut self, running: bool) {

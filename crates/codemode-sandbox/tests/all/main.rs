@@ -5,6 +5,7 @@ mod hostile;
 mod limits;
 mod roundtrip;
 mod snapshots;
+mod tracking;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
