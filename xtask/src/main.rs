@@ -8,6 +8,7 @@ mod dts_oracle;
 mod e2e;
 mod fuzz;
 mod guest;
+mod package;
 #[cfg(test)]
 mod tidy;
 mod ts_gen;
@@ -24,8 +25,12 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::run(&rest),
         "ts-oracle" => ts_oracle::run(&rest),
         "dts-oracle" => dts_oracle::run(&rest),
+        "package" => package::run(&rest),
+        "semver" => package::semver(&rest),
         _ => {
-            bail!("usage: cargo xtask <guest|e2e|ts-oracle|dts-oracle|fuzz> [args]\n(unknown task {task:?})")
+            bail!(
+                "usage: cargo xtask <guest|e2e|ts-oracle|dts-oracle|fuzz|package|semver> [args]\n(unknown task {task:?})"
+            )
         }
     }
 }

@@ -70,6 +70,11 @@
 //!   `JSON.stringify` invokes `toJSON` and runs setters guest code put on `Array.prototype`.
 #![deny(missing_docs)]
 
+// The crate README (its crates.io page) is compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub mod api_files;
 mod boot;
 pub mod budget;

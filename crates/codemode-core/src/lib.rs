@@ -27,6 +27,11 @@
 //! ```
 #![deny(missing_docs)]
 
+// The crate README (its crates.io page) is compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz;

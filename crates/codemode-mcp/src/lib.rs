@@ -65,6 +65,11 @@
 //! See [`path`] for the exact rules of `API.list` / `API.read`, which the guest prelude mirrors.
 #![deny(missing_docs)]
 
+// The crate README (its crates.io page) is compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod api;
 mod error;
 #[doc(hidden)]

@@ -1,27 +1,35 @@
-//! Strips a cell read from stdin and prints the JavaScript or the diagnostics.
+//! Strip a TypeScript cell and print the JavaScript, or the diagnostics.
 //!
-//! Run: `echo 'const x: number = 1; return x;' | cargo run -p codemode-ts --example strip -- ts`
-//! (the argument `js` or `ts` picks the language; default `ts`).
-
+//! ```sh
+//! cargo run -p codemode-ts --example strip -- 'const n: number = 41; return n + 1;'
+//! echo 'import fs from "fs"' | cargo run -p codemode-ts --example strip
+//! ```
 use std::io::Read;
 
 use codemode_ts::{Language, StripOptions, strip};
 
-fn main() {
-    let language = match std::env::args().nth(1).as_deref() {
-        Some("js") => Language::JavaScript,
-        _ => Language::TypeScript,
+fn main() -> std::io::Result<()> {
+    let source = match std::env::args().nth(1) {
+        Some(code) => code,
+        None => {
+            let mut code = String::new();
+            std::io::stdin().read_to_string(&mut code)?;
+            code
+        }
     };
-    let mut source = String::new();
-    if std::io::stdin().read_to_string(&mut source).is_err() {
-        eprintln!("stdin is not UTF-8");
-        std::process::exit(2);
-    }
-    let out = strip(&source, &StripOptions::new(language));
+    let out = strip(&source, &StripOptions::new(Language::TypeScript));
     if out.is_ok() {
-        print!("{}", out.code);
+        println!("// {} (runs as the body of an async function)", out.file_name());
+        println!("{}", out.code);
     } else {
-        eprintln!("{}", out.error_message());
+        for diagnostic in &out.diagnostics {
+            println!(
+                "{:?} at {}:{}: {}",
+                diagnostic.kind, diagnostic.line, diagnostic.column, diagnostic.message
+            );
+        }
+        println!("\nthe message a model sees:\n{}", out.error_message());
         std::process::exit(1);
     }
+    Ok(())
 }

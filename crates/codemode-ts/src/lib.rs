@@ -62,6 +62,11 @@
 //! ```
 #![deny(missing_docs)]
 
+// The crate README (its crates.io page) is compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod diagnostic;
 mod enums;
 mod module_check;

@@ -51,6 +51,11 @@
 //! Rust error.
 #![deny(missing_docs)]
 
+// The crate README (its crates.io page) is compiled and run as doc tests too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod abort;
 pub mod admission;
 mod error;

@@ -1,0 +1,105 @@
+//! `cargo xtask package`: every publishable crate is packaged and built from its package, in
+//! dependency order, offline; `cargo xtask semver`: `cargo semver-checks` against the last release.
+//!
+//! Packaging proves what a downstream project gets from crates.io: the manifests have real metadata,
+//! path dependencies carry versions, the committed guest `.wasm` is inside codemode-sandbox's package,
+//! and building a packaged crate needs no network and no guest toolchain.
+
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::project_root;
+
+/// The publishable crates, in dependency order (each depends only on crates before it).
+pub const PUBLISHED: &[&str] = &[
+    "codemode-core",
+    "codemode-catalog",
+    "codemode-ts",
+    "codemode-mcp",
+    "codemode-bridge",
+    "codemode-sandbox",
+    "codemode",
+    "codemode-cli",
+];
+
+/// Files a package must contain, beyond `src/`.
+const REQUIRED_FILES: &[(&str, &str)] = &[
+    ("codemode-sandbox", "wasm/codemode_guest.wasm"),
+    ("codemode-sandbox", "README.md"),
+    ("codemode-bridge", "src/prelude.js"),
+];
+
+/// The workspace's own profile settings, so the packaged builds reuse the workspace's artifacts of
+/// the heavy dependencies instead of compiling them again unoptimized.
+const PROFILE: &[&str] = &["profile.dev.package.\"*\".opt-level=2", "profile.dev.debug=\"line-tables-only\""];
+
+pub fn run(args: &[String]) -> Result<()> {
+    if !args.is_empty() {
+        bail!("usage: cargo xtask package");
+    }
+    let root = project_root();
+    for name in PUBLISHED {
+        let out = cargo().current_dir(&root).args(["package", "--list", "--locked", "-p", name]).output()?;
+        if !out.status.success() {
+            bail!("cargo package --list -p {name} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        let files = String::from_utf8(out.stdout).context("file list is UTF-8")?;
+        let files: Vec<&str> = files.lines().collect();
+        for required in ["Cargo.toml", "README.md", "src/lib.rs"] {
+            if !files.contains(&required) {
+                bail!("the package of {name} lacks {required}");
+            }
+        }
+        for (_, file) in REQUIRED_FILES.iter().filter(|(krate, _)| krate == name) {
+            if !files.contains(file) {
+                bail!("the package of {name} lacks {file}");
+            }
+        }
+        println!("{name}: {} files", files.len());
+    }
+    // One invocation packages them all in dependency order (unpublished siblings resolve from the
+    // packages just made) and builds each from its unpacked package, offline.
+    let mut package = cargo();
+    package.current_dir(&root).args(["package", "--locked", "--offline", "--allow-dirty"]);
+    for name in PUBLISHED {
+        package.args(["-p", name]);
+    }
+    for setting in PROFILE {
+        package.args(["--config", setting]);
+    }
+    let status = package.status()?;
+    if !status.success() {
+        bail!("cargo package failed");
+    }
+    println!("all {} crates package and build from their packages", PUBLISHED.len());
+    Ok(())
+}
+
+/// `cargo xtask semver [--baseline-version X.Y.Z]`: API compatibility of every published crate against
+/// its last release on crates.io (installs `cargo-semver-checks` when missing). For release time.
+pub fn semver(args: &[String]) -> Result<()> {
+    let have =
+        Command::new("cargo").args(["semver-checks", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !have {
+        let status = Command::new("cargo").args(["install", "--locked", "cargo-semver-checks"]).status()?;
+        if !status.success() {
+            bail!("could not install cargo-semver-checks");
+        }
+    }
+    let mut check = Command::new("cargo");
+    check.current_dir(project_root()).args(["semver-checks", "check-release"]);
+    for name in PUBLISHED {
+        check.args(["-p", name]);
+    }
+    check.args(args);
+    let status = check.status()?;
+    if !status.success() {
+        bail!("cargo semver-checks found breaking changes (bump the minor version, or fix them)");
+    }
+    Ok(())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
