@@ -10,7 +10,8 @@ use serde_json::json;
 fn main() {
     let payloads = [
         r#"{"v":1,"op":"search","query":"send a message","limit":3}"#.to_owned(),
-        r#"{"v":1,"op":"callValue","id":"openclaw:core:message","input":{"to":"ops","text":"hi"}}"#.to_owned(),
+        r#"{"v":1,"op":"callValue","id":"openclaw:core:message","input":{"to":"ops","text":"hi"}}"#
+            .to_owned(),
         r#"{"v":99,"op":"search","query":"x"}"#.to_owned(),
         format!(r#"{{"v":1,"op":"search","query":"{}"}}"#, "[".repeat(10)),
         format!(r#"{{"v":1,"op":"callValue","id":"x","input":{}{}}}"#, "[".repeat(500), "]".repeat(500)),
@@ -29,7 +30,9 @@ fn main() {
     // A large tool result is replaced by a placeholder that says so, never cut silently.
     let big = json!({ "rows": vec!["x".repeat(100); 20_000] });
     match Reply::value(&big, &DeliveryLimits::default()) {
-        Reply::Resolve(text) => println!("\nlarge result delivered as {} bytes: {}...", text.len(), &text[..60]),
+        Reply::Resolve(text) => {
+            println!("\nlarge result delivered as {} bytes: {}...", text.len(), &text[..60])
+        }
         other => println!("\nunexpected: {other:?}"),
     }
     // A host failure with a path and a token in it.

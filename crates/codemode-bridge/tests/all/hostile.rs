@@ -3,9 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{
-    BudgetLimits, CellValue, CellValueError, PRELUDE, decode_cell_value_within,
-};
+use codemode_bridge::{BudgetLimits, CellValue, CellValueError, PRELUDE, decode_cell_value_within};
 use codemode_sandbox::{Sandbox, Step};
 use serde_json::{Value, json};
 

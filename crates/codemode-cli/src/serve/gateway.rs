@@ -646,7 +646,8 @@ impl ServerHandler for Gateway {
         let instructions = if self.inner.config.code_mode.enabled {
             gateway_instructions(&self.engine().code_mode().mcp_server_list())
         } else {
-            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled).".to_owned()
+            "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."
+                .to_owned()
         };
         ServerConfig::new(
             ServerCapabilities::builder()
