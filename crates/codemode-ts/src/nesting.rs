@@ -241,8 +241,8 @@ impl Scan<'_> {
             return;
         }
         let continues_statement = match token {
-            Token::Word(w) if w == "else" => true,
-            Token::Word(w) if w == "while" => self.levels.last().is_some_and(|l| l.pending_do > 0),
+            Token::Word("else") => true,
+            Token::Word("while") => self.levels.last().is_some_and(|l| l.pending_do > 0),
             _ => false,
         };
         if continues_statement {

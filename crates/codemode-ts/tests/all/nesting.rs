@@ -144,10 +144,7 @@ fn flat_code_of_any_length_is_not_nesting() {
         ),
         ("brackets in strings", format!("return '{0}' + \"{0}\";", "((([[[{{{".repeat(5_000))),
         ("brackets in comments", format!("// {0}\n/* {0} */ return 1;", "((([[[{{{".repeat(5_000))),
-        (
-            "brackets in regexes",
-            format!("return [{}];", "/[(]\\(\\[/".repeat(1).repeat(1) + &",/\\(/".repeat(5_000)),
-        ),
+        ("brackets in regexes", format!("return [{}];", "/[(]\\(\\[/".to_owned() + &",/\\(/".repeat(5_000))),
         (
             "brackets in template text",
             format!("return `{}${{1}}{}`;", "(((".repeat(5_000), "[[[".repeat(5_000)),
