@@ -528,8 +528,8 @@ pub(crate) struct SearchIndex {
     /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
     classes: Vec<Option<VerbClass>>,
-    /// The distinct terms of each document's name.
-    name_terms: Vec<Vec<u32>>,
+    /// The distinct terms of each document's name, with their `idf`.
+    name_terms: Vec<Vec<(u32, f32)>>,
     /// Owner (server) group of each document.
     owner_of: Vec<u16>,
     /// Number of owner groups (the owner stage runs only with two or more).
@@ -587,8 +587,9 @@ impl SearchIndex {
                 }
                 totals[f] += f64::from(len[f]);
             }
-            let mut names: Vec<u32> = tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| id).collect();
-            names.sort_unstable();
+            let mut names: Vec<(u32, f32)> =
+                tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)).collect();
+            names.sort_unstable_by_key(|n| n.0);
             index.name_terms.push(names);
             let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
             sorted.sort_by_key(|(id, _)| *id);
@@ -612,6 +613,13 @@ impl SearchIndex {
         let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
+        let idfs: Vec<f32> =
+            (0..index.postings.len()).map(|id| index.idf(index.postings[id].len()) as f32).collect();
+        for names in &mut index.name_terms {
+            for (id, idf) in names.iter_mut() {
+                *idf = idfs[*id as usize];
+            }
+        }
         index.build_owners(docs);
         index
     }
@@ -654,17 +662,15 @@ impl SearchIndex {
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
     /// `remove_issue_link` for "remove a ticket") costs.
     fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>) -> f64 {
-        let floor = tune("NC", NAME_COVERAGE_FLOOR);
         let (mut total, mut hit) = (0f64, 0f64);
-        for &id in &self.name_terms[doc] {
-            let idf = self.idf(self.postings[id as usize].len());
-            total += idf;
-            hit += idf * matched.get(&id).copied().unwrap_or(0.0);
+        for &(id, idf) in &self.name_terms[doc] {
+            total += f64::from(idf);
+            hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
         }
         if total <= 0.0 {
             return 1.0;
         }
-        floor + (1.0 - floor) * hit / total
+        NAME_COVERAGE_FLOOR + (1.0 - NAME_COVERAGE_FLOOR) * hit / total
     }
 
     /// Each owner's relevance to the query, scaled so the best owner is 1 (empty with fewer than
@@ -683,11 +689,9 @@ impl SearchIndex {
                 let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
                 for &(owner, tf) in postings {
                     let o = owner as usize;
-                    let ob = tune("OBB", OWNER_B);
-                    let norm = 1.0 - ob + ob * f64::from(self.owner_len[o]) / self.owner_avg_len;
+                    let norm = 1.0 - OWNER_B + OWNER_B * f64::from(self.owner_len[o]) / self.owner_avg_len;
                     let tf = f64::from(tf) / norm;
-                    let k1 = tune("OK1", OWNER_K1);
-                    best[o] = best[o].max(weight * idf * tf / (k1 + tf));
+                    best[o] = best[o].max(weight * idf * tf / (OWNER_K1 + tf));
                 }
             }
             for (t, b) in total.iter_mut().zip(best.iter_mut()) {
@@ -926,9 +930,8 @@ impl SearchIndex {
             ranked.push((score, doc));
         }
         if !owner_relevance.is_empty() {
-            let blend = tune("OB", OWNER_BLEND);
             for (score, doc) in &mut ranked {
-                *score *= 1.0 - blend + blend * owner_relevance[self.owner_of[*doc] as usize];
+                *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owner_of[*doc] as usize];
             }
         }
         for (score, doc) in &mut ranked {
@@ -1097,8 +1100,4 @@ pub(crate) fn bounded_edit_distance(a: &str, b: &str, max: usize) -> Option<usiz
 /// Unbounded edit distance (for suggestions over short strings).
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     bounded_edit_distance(a, b, usize::MAX / 2).unwrap_or(usize::MAX)
-}
-
-fn tune(name: &str, default: f64) -> f64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
