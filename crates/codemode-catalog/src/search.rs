@@ -30,6 +30,17 @@
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.
+//! - **Name coverage.** The score is scaled by `0.5 + 0.5 * n`, where `n` is the `idf`-weighted
+//!   share of the tool name's terms the query matched (each at its expansion's weight): words every
+//!   tool of a server shares (`jira`, `browser`) weigh little, and a name word the query did not ask
+//!   for (`link` in `remove_issue_link` for "remove a ticket") costs.
+//! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
+//!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
+//!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
+//!   owners with `k1 = 10`, `b = 1`, the same expansions), scaled so the best owner is 1, and each
+//!   entry's score is multiplied by `0.3 + 0.7 * r` (`r` its owner's relevance). The server the
+//!   intent is about thus wins over incidental word matches in other servers. Owner postings are
+//!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
 //! - **Action verbs.** The query's leading verb (or a question word, which reads) and the first
 //!   verb of the tool's name are classified read / write / delete. The same class scores x1.15; a
 //!   read question against a write or delete tool x0.6 (and the other mismatches x0.7-0.8); a query
