@@ -34,6 +34,9 @@
 //!   share of the tool name's terms the query matched (each at its expansion's weight): words every
 //!   tool of a server shares (`jira`, `browser`) weigh little, and a name word the query did not ask
 //!   for (`link` in `remove_issue_link` for "remove a ticket") costs.
+//! - **Adjacency.** Two adjacent query words (own terms or synonyms) that stand side by side in
+//!   the entry's name, label or summary scale its score by `1 + 0.2 * w` (`w` the product of the two
+//!   expansions' weights); the pairs are indexed at build.
 //! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
 //!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
@@ -85,6 +88,8 @@ const K1: f64 = 1.2;
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 
+/// The bonus for two adjacent query words that stand side by side in a name, label or summary.
+const ADJACENT_BONUS: f64 = 0.2;
 /// The share of a score that does not depend on how much of the tool's name the query matched.
 const NAME_COVERAGE_FLOOR: f64 = 0.5;
 /// Field weights of an owner document (the owner stage).
@@ -539,6 +544,8 @@ pub(crate) struct SearchIndex {
     /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
     classes: Vec<Option<VerbClass>>,
+    /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
+    pairs: HashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
     name_terms: Vec<Vec<(u32, f32)>>,
     /// Owner (server) group of each document.
@@ -582,8 +589,18 @@ impl SearchIndex {
             ];
             for (f, field_texts) in texts.into_iter().enumerate() {
                 for field_text in field_texts {
+                    let mut previous: Option<u32> = None;
                     for token in tokens(field_text, &mut stems) {
                         let id = index.intern(&token.term);
+                        if matches!(f, 0 | 1 | 3) {
+                            if let Some(prev) = previous {
+                                let docs = index.pairs.entry((prev, id)).or_default();
+                                if docs.last() != Some(&(doc as u32)) {
+                                    docs.push(doc as u32);
+                                }
+                            }
+                            previous = Some(id);
+                        }
                         if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
                             index.known_words.insert(token.word.clone(), id);
                             let n = token.word.len();
@@ -928,6 +945,21 @@ impl SearchIndex {
         }
         let whole = query.trim().to_ascii_lowercase();
         let class = query_class(&query);
+        // Adjacent query words that stand side by side in a name, label or summary.
+        let mut adjacent = vec![0f64; docs];
+        for pair in all_expansions.windows(2) {
+            for &(a, wa, ka) in &pair[0] {
+                for &(b, wb, kb) in &pair[1] {
+                    if ka == Kind::Near || kb == Kind::Near {
+                        continue;
+                    }
+                    for &doc in self.pairs.get(&(a, b)).into_iter().flatten() {
+                        let w = &mut adjacent[doc as usize];
+                        *w = w.max(wa * wb);
+                    }
+                }
+            }
+        }
         let mut ranked: Vec<(f64, usize)> = Vec::new();
         for doc in 0..docs {
             if scores[doc] <= 0.0 {
@@ -937,7 +969,8 @@ impl SearchIndex {
             let score = scores[doc]
                 * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
                 * verb_factor(class, self.classes[doc])
-                * self.name_coverage(doc, &matched_terms);
+                * self.name_coverage(doc, &matched_terms)
+                * (1.0 + ADJACENT_BONUS * adjacent[doc]);
             ranked.push((score, doc));
         }
         if !owner_relevance.is_empty() {
