@@ -30,6 +30,20 @@
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.
+//! - **Name coverage.** The score is scaled by `0.5 + 0.5 * n`, where `n` is the `idf`-weighted
+//!   share of the tool name's terms the query matched (each at its expansion's weight): words every
+//!   tool of a server shares (`jira`, `browser`) weigh little, and a name word the query did not ask
+//!   for (`link` in `remove_issue_link` for "remove a ticket") costs.
+//! - **Adjacency.** Two adjacent query words (own terms or synonyms) that stand side by side in
+//!   the entry's name, label or summary scale its score by `1 + 0.2 * w` (`w` the product of the two
+//!   expansions' weights); the pairs are indexed at build.
+//! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
+//!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
+//!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
+//!   owners with `k1 = 10`, `b = 1`, the same expansions), scaled so the best owner is 1, and each
+//!   entry's score is multiplied by `0.3 + 0.7 * r` (`r` its owner's relevance). The server the
+//!   intent is about thus wins over incidental word matches in other servers. Owner postings are
+//!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
 //! - **Action verbs.** The query's leading verb (or a question word, which reads) and the first
 //!   verb of the tool's name are classified read / write / delete. The same class scores x1.15; a
 //!   read question against a write or delete tool x0.6 (and the other mismatches x0.7-0.8); a query
@@ -73,6 +87,17 @@ const B: [f64; FIELDS] = [0.3, 0.3, 0.2, 0.5, 0.75, 0.4, 0.6];
 const K1: f64 = 1.2;
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
+
+/// The bonus for two adjacent query words that stand side by side in a name, label or summary.
+const ADJACENT_BONUS: f64 = 0.2;
+/// The share of a score that does not depend on how much of the tool's name the query matched.
+const NAME_COVERAGE_FLOOR: f64 = 0.5;
+/// Field weights of an owner document (the owner stage).
+const OWNER_WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 3.0, 1.0, 0.3, 0.3, 0.1];
+const OWNER_B: f64 = 1.0;
+const OWNER_K1: f64 = 10.0;
+/// The share of a tool's score that rests on its owner's relevance.
+const OWNER_BLEND: f64 = 0.7;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 const VERB_WEIGHT: f64 = 0.3;
@@ -519,6 +544,20 @@ pub(crate) struct SearchIndex {
     /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
     classes: Vec<Option<VerbClass>>,
+    /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
+    pairs: HashMap<(u32, u32), Vec<u32>>,
+    /// The distinct terms of each document's name, with their `idf`.
+    name_terms: Vec<Vec<(u32, f32)>>,
+    /// Owner (server) group of each document.
+    owner_of: Vec<u16>,
+    /// Number of owner groups (the owner stage runs only with two or more).
+    owners: usize,
+    /// Per term: `(owner, weighted term frequency)` over the owner's documents.
+    owner_postings: Vec<Vec<(u16, f32)>>,
+    /// Weighted length of each owner document.
+    owner_len: Vec<f32>,
+    /// Average weighted owner-document length.
+    owner_avg_len: f64,
 }
 
 impl SearchIndex {
@@ -550,8 +589,18 @@ impl SearchIndex {
             ];
             for (f, field_texts) in texts.into_iter().enumerate() {
                 for field_text in field_texts {
+                    let mut previous: Option<u32> = None;
                     for token in tokens(field_text, &mut stems) {
                         let id = index.intern(&token.term);
+                        if matches!(f, 0 | 1 | 3) {
+                            if let Some(prev) = previous {
+                                let docs = index.pairs.entry((prev, id)).or_default();
+                                if docs.last() != Some(&(doc as u32)) {
+                                    docs.push(doc as u32);
+                                }
+                            }
+                            previous = Some(id);
+                        }
                         if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
                             index.known_words.insert(token.word.clone(), id);
                             let n = token.word.len();
@@ -566,6 +615,10 @@ impl SearchIndex {
                 }
                 totals[f] += f64::from(len[f]);
             }
+            let mut names: Vec<(u32, f32)> =
+                tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)).collect();
+            names.sort_unstable_by_key(|n| n.0);
+            index.name_terms.push(names);
             let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
             sorted.sort_by_key(|(id, _)| *id);
             for (id, tf) in sorted {
@@ -588,7 +641,99 @@ impl SearchIndex {
         let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
+        let idfs: Vec<f32> =
+            (0..index.postings.len()).map(|id| index.idf(index.postings[id].len()) as f32).collect();
+        for names in &mut index.name_terms {
+            for (id, idf) in names.iter_mut() {
+                *idf = idfs[*id as usize];
+            }
+        }
+        index.build_owners(docs);
         index
+    }
+
+    /// The owner stage's index: each owner (server) as one document made of all its entries.
+    fn build_owners(&mut self, docs: &[DocText<'_>]) {
+        let mut groups: HashMap<&str, u16> = HashMap::new();
+        for text in docs {
+            let next = groups.len() as u16;
+            let group = *groups.entry(text.owner.unwrap_or("")).or_insert(next);
+            self.owner_of.push(group);
+        }
+        self.owners = groups.len();
+        if self.owners < 2 {
+            return;
+        }
+        self.owner_len = vec![0.0; self.owners];
+        for (doc, len) in self.doc_len.iter().enumerate() {
+            let owner = self.owner_of[doc] as usize;
+            self.owner_len[owner] += (0..FIELDS).map(|f| OWNER_WEIGHTS[f] as f32 * len[f]).sum::<f32>();
+        }
+        self.owner_avg_len =
+            (self.owner_len.iter().map(|&l| f64::from(l)).sum::<f64>() / self.owners as f64).max(1.0);
+        self.owner_postings = self
+            .postings
+            .iter()
+            .map(|postings| {
+                let mut tf = vec![0f32; self.owners];
+                for p in postings {
+                    tf[self.owner_of[p.doc as usize] as usize] +=
+                        (0..FIELDS).map(|f| OWNER_WEIGHTS[f] as f32 * p.tf[f]).sum::<f32>();
+                }
+                tf.into_iter().enumerate().filter(|(_, t)| *t > 0.0).map(|(o, t)| (o as u16, t)).collect()
+            })
+            .collect();
+    }
+
+    /// How much of the document's name the query accounts for: `floor + (1 - floor) * share`,
+    /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
+    /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
+    /// `remove_issue_link` for "remove a ticket") costs.
+    fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>) -> f64 {
+        let (mut total, mut hit) = (0f64, 0f64);
+        for &(id, idf) in &self.name_terms[doc] {
+            total += f64::from(idf);
+            hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+        }
+        if total <= 0.0 {
+            return 1.0;
+        }
+        NAME_COVERAGE_FLOOR + (1.0 - NAME_COVERAGE_FLOOR) * hit / total
+    }
+
+    /// Each owner's relevance to the query, scaled so the best owner is 1 (empty with fewer than
+    /// two owners). `expansions` are the query's words' expansions.
+    fn owner_relevance(&self, expansions: &[Vec<(u32, f64, Kind)>]) -> Vec<f64> {
+        if self.owners < 2 {
+            return Vec::new();
+        }
+        let n = self.owners as f64;
+        let mut total = vec![0f64; self.owners];
+        let mut best = vec![0f64; self.owners];
+        for word in expansions {
+            for &(id, weight, _) in word {
+                let postings = &self.owner_postings[id as usize];
+                let df = postings.len() as f64;
+                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                for &(owner, tf) in postings {
+                    let o = owner as usize;
+                    let norm = 1.0 - OWNER_B + OWNER_B * f64::from(self.owner_len[o]) / self.owner_avg_len;
+                    let tf = f64::from(tf) / norm;
+                    best[o] = best[o].max(weight * idf * tf / (OWNER_K1 + tf));
+                }
+            }
+            for (t, b) in total.iter_mut().zip(best.iter_mut()) {
+                *t += *b;
+                *b = 0.0;
+            }
+        }
+        let max = total.iter().copied().fold(0.0, f64::max);
+        if max > 0.0 {
+            for t in &mut total {
+                *t /= max;
+            }
+        }
+        total
     }
 
     fn intern(&mut self, term: &str) -> u32 {
@@ -714,13 +859,23 @@ impl SearchIndex {
         let mut touched: Vec<usize> = Vec::new();
         let mut total_idf = 0f64;
         let mut stamp = vec![u32::MAX; docs];
-        for (i, token) in query_tokens.iter().enumerate() {
-            let expansions = self.expand(token, query_tokens.get(i + 1));
+        let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
+            query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
+        let owner_relevance = self.owner_relevance(&all_expansions);
+        // Each expanded term's best weight, for the name's coverage.
+        let mut matched_terms: HashMap<u32, f64> = HashMap::new();
+        for word in &all_expansions {
+            for &(id, weight, _) in word {
+                let w = matched_terms.entry(id).or_insert(0.0);
+                *w = w.max(weight);
+            }
+        }
+        for (i, expansions) in all_expansions.iter().enumerate() {
             // The word's concept (its own term, compounds, synonyms) shares one idf: the idf of the
             // entries any of them occurs in. A rare literal word does not outweigh the common
             // synonym it stands for, and a synonym never outweighs the word.
             let mut concept_df = 0usize;
-            for &(id, _, kind) in &expansions {
+            for &(id, _, kind) in expansions {
                 if kind != Kind::Near {
                     for p in &self.postings[id as usize] {
                         if stamp[p.doc as usize] != i as u32 {
@@ -732,7 +887,7 @@ impl SearchIndex {
             }
             let concept_idf = (concept_df > 0).then(|| self.idf(concept_df));
             let mut query_idf = concept_idf.unwrap_or(0.0);
-            for &(id, weight, kind) in &expansions {
+            for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
                 let idf = match (kind, concept_idf) {
                     (Kind::Near, Some(cap)) => self.idf(postings.len()).min(cap),
@@ -790,20 +945,44 @@ impl SearchIndex {
         }
         let whole = query.trim().to_ascii_lowercase();
         let class = query_class(&query);
+        // Adjacent query words that stand side by side in a name, label or summary.
+        let mut adjacent = vec![0f64; docs];
+        for pair in all_expansions.windows(2) {
+            for &(a, wa, ka) in &pair[0] {
+                for &(b, wb, kb) in &pair[1] {
+                    if ka == Kind::Near || kb == Kind::Near {
+                        continue;
+                    }
+                    for &doc in self.pairs.get(&(a, b)).into_iter().flatten() {
+                        let w = &mut adjacent[doc as usize];
+                        *w = w.max(wa * wb);
+                    }
+                }
+            }
+        }
         let mut ranked: Vec<(f64, usize)> = Vec::new();
         for doc in 0..docs {
             if scores[doc] <= 0.0 {
                 continue;
             }
-            let (name, id) = &self.exact[doc];
             let coverage = if total_idf > 0.0 { covered[doc] / total_idf } else { 0.0 };
-            let mut score = scores[doc]
+            let score = scores[doc]
                 * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
-                * verb_factor(class, self.classes[doc]);
-            if !whole.is_empty() && (*name == whole || *id == whole) {
-                score += 1.0e6;
-            }
+                * verb_factor(class, self.classes[doc])
+                * self.name_coverage(doc, &matched_terms)
+                * (1.0 + ADJACENT_BONUS * adjacent[doc]);
             ranked.push((score, doc));
+        }
+        if !owner_relevance.is_empty() {
+            for (score, doc) in &mut ranked {
+                *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owner_of[*doc] as usize];
+            }
+        }
+        for (score, doc) in &mut ranked {
+            let (name, id) = &self.exact[*doc];
+            if !whole.is_empty() && (*name == whole || *id == whole) {
+                *score += 1.0e6;
+            }
         }
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         ranked.truncate(limit);

@@ -103,6 +103,90 @@ fn read_questions_prefer_read_tools() {
     assert_eq!(ids(&catalog.search("file a new ticket", 1)), ["openclaw:github:create_issue"]);
 }
 
+/// Two servers: a cloud whose tool names say `disk`, and a file server whose tools are about
+/// files. An intent about files that mentions a disk in passing belongs to the file server.
+fn two_servers() -> Catalog {
+    let cloud = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "cloud").description(description)
+    };
+    let files = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "files").description(description)
+    };
+    Catalog::build(
+        vec![
+            cloud("compute_disk_get", "Get the details of a managed disk of a virtual machine"),
+            cloud("compute_disk_create", "Create a managed disk for a virtual machine"),
+            cloud("compute_vm_get", "Get a virtual machine"),
+            cloud("compute_vm_create", "Create a virtual machine"),
+            cloud("storage_account_list", "List the storage accounts of a subscription"),
+            files("read_text_file", "Read the complete contents of a file as text"),
+            files("write_file", "Create a new file or overwrite a file with new content"),
+            files("list_directory", "List the files and directories in a directory"),
+            files("get_file_info", "Retrieve metadata about a file or directory: size, times"),
+            files("move_file", "Move or rename a file or directory"),
+            files("read_multiple_files", "Read the contents of several files at once"),
+            files("search_files", "Search for files whose names or contents match a pattern"),
+        ],
+        &CatalogOptions::default(),
+    )
+}
+
+#[test]
+fn the_server_an_intent_is_about_fills_the_top_three() {
+    let catalog = two_servers();
+    let owners = |query: &str| -> Vec<String> {
+        catalog
+            .search(query, 3)
+            .iter()
+            .map(|e| e.id.split(':').nth(1).unwrap_or_default().to_owned())
+            .collect()
+    };
+    // The cloud's `disk` tool matches two words of the name; the rest of the top 3 comes from the
+    // server the intent is about (files), not from the cloud's other `get` tools.
+    assert_eq!(owners("get a document from disk"), ["cloud", "files", "files"]);
+    assert_eq!(owners("get a document size on disk"), ["files", "cloud", "files"]);
+    assert_eq!(
+        ids(&catalog.search("get the text of a document on disk", 1)),
+        ["openclaw:files:read_text_file"]
+    );
+    // The owner stage weighs servers; it never hides the tool a query names.
+    assert_eq!(ids(&catalog.search("create a disk", 1)), ["openclaw:cloud:compute_disk_create"]);
+}
+
+#[test]
+fn adjacent_query_words_prefer_the_name_that_has_them_side_by_side() {
+    let catalog = Catalog::build(
+        vec![
+            ToolSpec::new("group_user_list", ToolOrigin::BundledPlugin, "directory").description("List them"),
+            ToolSpec::new("user_group_list", ToolOrigin::BundledPlugin, "directory").description("List them"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // The same words in both names: the order of the query decides, not catalog order.
+    assert_eq!(ids(&catalog.search("user group list", 1)), ["openclaw:directory:user_group_list"]);
+    assert_eq!(ids(&catalog.search("group user list", 1)), ["openclaw:directory:group_user_list"]);
+}
+
+#[test]
+fn an_unmatched_head_noun_costs() {
+    let catalog = Catalog::build(
+        vec![
+            ToolSpec::new("remove_issue_link", ToolOrigin::BundledPlugin, "tracker")
+                .description("Remove a link between two issues"),
+            ToolSpec::new("delete_issue", ToolOrigin::BundledPlugin, "tracker")
+                .description("Delete an issue permanently"),
+            ToolSpec::new("get_issue", ToolOrigin::BundledPlugin, "tracker").description("Get one issue"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // "remove" is the link tool's own verb, yet its head noun `link` is not asked for.
+    assert_eq!(ids(&catalog.search("remove an issue", 1)), ["openclaw:tracker:delete_issue"]);
+    assert_eq!(
+        ids(&catalog.search("remove the link between two issues", 1)),
+        ["openclaw:tracker:remove_issue_link"]
+    );
+}
+
 #[test]
 fn synonyms_phrases_and_plural_acronyms() {
     let tools = vec![
@@ -285,7 +369,7 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
 }
 
 /// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Not met yet: this test
-/// holds the level reached (84.8% / 77.8% on the whole set) so it cannot silently regress, and the
+/// holds the level reached (86.5% / 80.9% on the whole set) so it cannot silently regress, and the
 /// engine must beat the word-overlap baseline (57.7% / 46.5%).
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
@@ -296,12 +380,12 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !m.1.is_empty()).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.84,
+        one.all.top3_rate() >= 0.86,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
-    assert!(all.all.top3_rate() >= 0.77, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(all.all.top3_rate() >= 0.80, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
     assert!(
         all.all.top3 > baseline.all.top3,
         "engine {} vs word overlap {}",
