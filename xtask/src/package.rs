@@ -58,6 +58,7 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         println!("{name}: {} files", files.len());
     }
+    forget_unpacked_packages()?;
     // One invocation packages them all in dependency order (unpublished siblings resolve from the
     // packages just made) and builds each from its unpacked package, offline.
     let mut package = cargo();
@@ -96,6 +97,39 @@ pub fn semver(args: &[String]) -> Result<()> {
     let status = check.status()?;
     if !status.success() {
         bail!("cargo semver-checks found breaking changes (bump the minor version, or fix them)");
+    }
+    Ok(())
+}
+
+/// Cargo unpacks the packages of the local registry it builds the unpublished siblings from into
+/// `$CARGO_HOME/registry/src/-<hash>/<crate>-<version>` and never unpacks a name and version again,
+/// so a second run with changed sources (same version) would build the first run's sources. Remove
+/// those unpacked copies (and their cached `.crate` files) of our crates before packaging.
+fn forget_unpacked_packages() -> Result<()> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    for kind in ["src", "cache"] {
+        let Ok(registries) = std::fs::read_dir(home.join("registry").join(kind)) else { continue };
+        for registry in registries.flatten() {
+            // Local registries have no host name in their directory name: `-<hash>`.
+            if !registry.file_name().to_string_lossy().starts_with('-') {
+                continue;
+            }
+            for entry in std::fs::read_dir(registry.path())?.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let ours = PUBLISHED.iter().any(|krate| {
+                    name.strip_prefix(krate)
+                        .and_then(|rest| rest.strip_prefix('-'))
+                        .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+                });
+                if ours {
+                    let path = entry.path();
+                    if path.is_dir() { std::fs::remove_dir_all(&path)? } else { std::fs::remove_file(&path)? }
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -79,6 +79,20 @@ impl Snapshot {
         &self.bytes
     }
 
+    /// The guest memory this snapshot holds, without the ledger (whose clocks differ between two
+    /// captures of the same memory): memory size, then each stored page's index and XOR bytes.
+    /// For tests that compare two ways of capturing the same VM.
+    #[doc(hidden)]
+    pub fn memory_image(&self) -> Result<Vec<u8>, SandboxError> {
+        let d = self.decode()?;
+        let mut out = d.mem_len.to_le_bytes().to_vec();
+        for page in &d.pages {
+            out.extend_from_slice(&page.to_le_bytes());
+        }
+        out.extend_from_slice(&d.xor);
+        Ok(out)
+    }
+
     /// Parse and fully validate serialized bytes (structure, checksum, ledger, decompression).
     /// Whether it belongs to a given sandbox is checked by [`crate::Sandbox::restore`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SandboxError> {

@@ -667,11 +667,11 @@ async fn discovery_through_the_gateway_with_mcp_tools_only() {
         json!({
             "codeMode": { "enabled": true, "timeoutMs": 5000 },
             "mcpServers": {
-                "git": { "title": "Git\ntools", "tools": [
+                "git": { "title": "Git\ntools", "behavior": "echo", "tools": [
                     { "name": "git_log", "description": "Show the commit log. Newest first.", "inputSchema": { "type": "object" } },
                     { "name": "git_status", "description": "Show the working tree status.", "inputSchema": { "type": "object" } }
                 ] },
-                "azure-mcp": { "tools": [
+                "azure-mcp": { "behavior": "echo", "tools": [
                     { "name": "list-groups", "description": "List resource groups.", "inputSchema": { "type": "object" } }
                 ] }
             }

@@ -244,7 +244,7 @@ async fn configs_copied_from_clients_are_accepted() {
 const out = {
   fromFile: await env("scripted", "FROM_FILE"), quoted: await env("scripted", "QUOTED"),
   marker: await env("scripted", "CODEMODE_TEST_MARKER"), path: typeof (await env("scripted", "PATH")),
-  inherited: await env("inherits", "CODEMODE_TEST_MARKER"), crash: typeof MCP.scripted.crash,
+  inherited: await env("inherits", "CODEMODE_TEST_MARKER"), crash: 'crash' in MCP.scripted ? 'function' : 'undefined',
 };
 try { await MCP.scripted.sleep({ ms: 5000 }); out.sleep = "answered"; } catch (e) { out.sleep = e.message; }
 return out;"#,

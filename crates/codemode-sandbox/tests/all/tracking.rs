@@ -94,8 +94,9 @@ fn run_snapshotting(sb: &Sandbox, code: &str, check_tracked: bool) -> (Vec<Vec<u
     while let Step::Pending { .. } = step {
         // Twice on one VM: the second snapshot must not depend on the first.
         let snap = vm.snapshot().expect("snapshot");
-        assert_eq!(vm.snapshot().expect("snapshot").as_bytes(), snap.as_bytes());
-        snaps.push(snap.to_bytes());
+        let image = snap.memory_image().expect("image");
+        assert_eq!(vm.snapshot().expect("snapshot").memory_image().expect("image"), image);
+        snaps.push(image);
         drop(vm);
         vm = sb.restore(&snap).expect("restore");
         if check_tracked {
@@ -106,7 +107,7 @@ fn run_snapshotting(sb: &Sandbox, code: &str, check_tracked: bool) -> (Vec<Vec<u
         }
         step = vm.run_jobs(soon()).expect("run_jobs");
     }
-    snaps.push(vm.snapshot().expect("final snapshot").to_bytes());
+    snaps.push(vm.snapshot().expect("final snapshot").memory_image().expect("image"));
     (snaps, step)
 }
 
@@ -190,7 +191,9 @@ fn a_dropped_tracked_vm_leaves_its_pool_slot_clean() {
     // reset that missed them would show up in the untracked snapshots.
     let big_prelude = format!("{PRELUDE}\nglobalThis.baseJunk = 'b'.repeat(1 << 20) + Math.random();");
     let tracked = Sandbox::new(one, &big_prelude).expect("sandbox");
-    let fresh = |sb: &Sandbox| sb.start().expect("start").snapshot().expect("snapshot").to_bytes();
+    let fresh = |sb: &Sandbox| {
+        sb.start().expect("start").snapshot().expect("snapshot").memory_image().expect("image")
+    };
     let clean = fresh(&untracked);
     for round in 0..3 {
         let mut vm = tracked.start().expect("start");
