@@ -15,6 +15,8 @@
 //!   work answers through the [`Responder`]. If the run is aborted, times out or is discarded, the
 //!   Rust side drops the call and invokes that cancel callable; if Python drops the responder
 //!   unanswered, the call fails in the guest with a plain error.
+// The crate is a Python extension, not a Rust API: its docs are for maintainers and name private items.
+#![allow(rustdoc::private_intra_doc_links)]
 #![deny(missing_docs)]
 
 use std::path::PathBuf;

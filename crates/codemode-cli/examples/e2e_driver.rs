@@ -211,7 +211,9 @@ async fn run(paths: &Paths, report: &mut Report) -> Result<()> {
         };
         let turn = async {
             let sent = call(&client, "message", json!({ "to": "ops", "text": "hi" })).await?;
-            ensure!(sent == json!({ "to": "ops", "text": "hi" }), "direct call returned {sent}");
+            // The fixture's echo names the tool that ran (the catalog id) beside its input.
+            let expected = json!({ "tool": "openclaw:core:message", "input": { "to": "ops", "text": "hi" } });
+            ensure!(sent == expected, "direct call returned {sent}");
             Ok("the direct tool `message` answered".to_owned())
         };
         report.record("02 agent turn with a small set of direct tools", turn.await);
