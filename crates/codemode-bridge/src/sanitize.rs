@@ -61,7 +61,7 @@ const SECRET_PREFIXES: &[&str] = &[
 ///    `session`, `key`, …), the word after `Bearer`/`Basic`, the user info of URLs
 ///    (`https://user:pass@host`), tokens with a well-known credential prefix (`sk-`, `ghp_`, `xoxb-`,
 ///    `AKIA`, …) and opaque tokens of 40+ characters mixing letters and digits;
-/// 6. cuts the result to [`MAX_ERROR_CHARS`] characters; an empty result becomes [`EMPTY_ERROR`].
+/// 6. cuts the result to [`MAX_ERROR_CHARS`] characters; an empty result becomes `EMPTY_ERROR` ("the tool failed").
 ///
 /// It is a best-effort filter for accidental leaks, not a guarantee: hosts should not put secrets in
 /// error messages in the first place.

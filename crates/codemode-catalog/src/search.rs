@@ -11,7 +11,7 @@
 //!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, a few English stop words are dropped,
 //!   and words are stemmed with the Snowball (Porter2) English stemmer (`issues` -> `issu`,
 //!   `creating` / `created` / `create` -> `creat`). Multi-word forms of one concept in the
-//!   [vocabulary](vocabulary) (`pull request` / `PR` / `merge request`) are indexed as one term,
+//!   [vocabulary] (`pull request` / `PR` / `merge request`) are indexed as one term,
 //!   on both the entry and the query side.
 //! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
 //!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
@@ -19,7 +19,7 @@
 //!   characters each). Per term, field frequencies are length-normalized (each
 //!   field its own `b`), weighted, summed, saturated once (`k1 = 1.2`, BM25F) and multiplied by the
 //!   term's `idf` over the indexed entries.
-//! - **Expansion.** Each query word also matches, at a discount: its [vocabulary](vocabulary)
+//! - **Expansion.** Each query word also matches, at a discount: its [vocabulary]
 //!   synonyms, 0.9; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
 //!   the term formed with the next query word when the index knows it (`key vault` ->
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least

@@ -10,7 +10,7 @@ use crate::config::Deterministic;
 use crate::vm::{AbiStats, GuestOutput, GuestPolicy, OutputKind};
 
 /// Names of the globals the guest installs on `globalThis` for the bridge prelude, which
-/// captures and deletes them. All private names share the [`PRIVATE_PREFIX`].
+/// captures and deletes them. All private names share the `PRIVATE_PREFIX`.
 pub mod globals {
     /// Prefix of every private global.
     pub const PRIVATE_PREFIX: &str = "__codemode";
