@@ -1,14 +1,9 @@
 //! Deeply nested cells sent to `codemode session`: each is answered with `invalid_input` and the
 //! process keeps answering (it used to die of a stack overflow on an async worker).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::mpsc::channel;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::fixture_path;
+use crate::session::Session;
 
 fn repros() -> Vec<(&'static str, &'static str, String)> {
     vec![
@@ -32,40 +27,12 @@ fn repros() -> Vec<(&'static str, &'static str, String)> {
 
 #[test]
 fn the_session_survives_every_deep_cell_and_answers_the_next_request() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .arg("session")
-        .arg("--catalog")
-        .arg(fixture_path("session.json"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start codemode session");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, lines) = channel::<Value>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let Ok(value) = serde_json::from_str(&line) else { break };
-            if tx.send(value).is_err() {
-                break;
-            }
-        }
-    });
+    let mut session = Session::start(None);
     let mut ask = |id: usize, input: Value| -> Value {
-        let request =
-            json!({ "id": id, "op": "exec", "scope": { "session": "s1", "run": "r1" }, "input": input });
-        writeln!(stdin, "{request}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let line = lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("no answer to request {id} (the session died?): {e}"));
-            if line["id"] == json!(id) && line.get("event").is_none() {
-                return line;
-            }
-        }
+        session.send(
+            json!({ "id": id, "op": "exec", "scope": { "session": "s1", "run": "r1" }, "input": input }),
+        );
+        session.answer(json!(id))
     };
     for (i, (what, language, code)) in repros().into_iter().enumerate() {
         let answer = ask(2 * i, json!({ "code": code, "language": language }));
@@ -78,7 +45,6 @@ fn the_session_survives_every_deep_cell_and_answers_the_next_request() {
         assert_eq!(next["result"]["status"], json!("completed"), "after {what}: {next}");
         assert_eq!(next["result"]["value"], json!(42), "after {what}: {next}");
     }
-    drop(stdin);
-    let status = child.wait().unwrap();
-    assert!(status.success(), "session exited with {status}");
+    // Exits 0 once stdin closes.
+    session.close();
 }

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use crate::fixture_path;
 
-struct Session {
+/// A `codemode session` child speaking JSON lines (shared by the session-driven test modules).
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
@@ -18,11 +19,11 @@ struct Session {
 }
 
 impl Session {
-    fn start(config: Option<&str>) -> Session {
+    pub(crate) fn start(config: Option<&str>) -> Session {
         Session::start_with(config, &[])
     }
 
-    fn start_with(config: Option<&str>, args: &[&str]) -> Session {
+    pub(crate) fn start_with(config: Option<&str>, args: &[&str]) -> Session {
         let mut command = Command::new(env!("CARGO_BIN_EXE_codemode"));
         command.arg("session").arg("--catalog").arg(fixture_path("session.json")).args(args);
         if let Some(config) = config {
@@ -57,7 +58,7 @@ impl Session {
         stdin.flush().unwrap();
     }
 
-    fn send(&mut self, request: Value) {
+    pub(crate) fn send(&mut self, request: Value) {
         self.send_raw(&request.to_string());
     }
 
@@ -82,7 +83,7 @@ impl Session {
         }
     }
 
-    fn answer(&mut self, id: Value) -> Value {
+    pub(crate) fn answer(&mut self, id: Value) -> Value {
         self.expect(&format!("answer {id}"), |l| l.get("id") == Some(&id) && l.get("event").is_none())
     }
 
@@ -93,7 +94,7 @@ impl Session {
         self.lines.recv_timeout(Duration::from_secs(20)).expect("a line")
     }
 
-    fn close(mut self) {
+    pub(crate) fn close(mut self) {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
