@@ -252,6 +252,8 @@ struct Lexicon {
     expansions: HashMap<String, Vec<(String, f64)>>,
     /// Raw verb word -> class.
     verbs: HashMap<String, VerbClass>,
+    /// Stemmed verb -> class (for phrasal verbs, which fold into a stemmed term).
+    verb_terms: HashMap<String, VerbClass>,
     /// Phrase forms as term sequences -> the indexed term, longest first.
     phrases: Vec<(Vec<String>, String)>,
 }
@@ -259,7 +261,12 @@ struct Lexicon {
 fn lexicon() -> &'static Lexicon {
     static LEXICON: OnceLock<Lexicon> = OnceLock::new();
     LEXICON.get_or_init(|| {
-        let mut lexicon = Lexicon { expansions: HashMap::new(), verbs: HashMap::new(), phrases: Vec::new() };
+        let mut lexicon = Lexicon {
+            expansions: HashMap::new(),
+            verbs: HashMap::new(),
+            verb_terms: HashMap::new(),
+            phrases: Vec::new(),
+        };
         let mut add = |from: &str, to: &str, weight: f64| {
             if from == to {
                 return;
@@ -272,6 +279,7 @@ fn lexicon() -> &'static Lexicon {
         };
         let mut phrases = Vec::new();
         let mut verbs = HashMap::new();
+        let mut verb_terms = HashMap::new();
         for group in vocabulary() {
             match &group.kind {
                 GroupKind::Synonyms | GroupKind::Verb(_) => {
@@ -293,6 +301,7 @@ fn lexicon() -> &'static Lexicon {
                     if let GroupKind::Verb(class) = group.kind {
                         for w in &group.words {
                             verbs.entry(w.clone()).or_insert(class);
+                            verb_terms.entry(stem(w)).or_insert(class);
                         }
                     }
                 }
@@ -322,6 +331,7 @@ fn lexicon() -> &'static Lexicon {
         phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
+        lexicon.verb_terms = verb_terms;
         lexicon
     })
 }
@@ -424,18 +434,30 @@ fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
     out
 }
 
-/// The class of a query: its leading verb, or a question word (read). Filler words are skipped.
+/// The class of a query: its leading verb (a phrasal verb such as `get rid of` counts as the verb
+/// it folds into), or a question word (read). Filler words are skipped.
 fn query_class(query: &str) -> Option<VerbClass> {
-    let verbs = &lexicon().verbs;
-    let mut first = None;
+    let lexicon = lexicon();
+    let verbs = &lexicon.verbs;
+    let mut words: Vec<String> = Vec::new();
     for_each_word(query, |w| {
-        if first.is_none() && !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the") {
-            first = Some(w.to_owned());
+        if words.len() < 4 && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
+        {
+            words.push(w.to_owned());
         }
     });
-    let first = first?;
+    let first = words.first()?.clone();
     if QUESTION_WORDS.contains(&first.as_str()) {
         return Some(VerbClass::Read);
+    }
+    // A phrasal verb at the start: its canonical term's class.
+    let mut stems = HashMap::new();
+    if let Some(token) = tokens(&words.join(" "), &mut stems).first()
+        && token.word.contains(' ')
+        && token.word.starts_with(first.as_str())
+        && let Some(&class) = lexicon.verb_terms.get(&token.term)
+    {
+        return Some(class);
     }
     if let Some(&class) = verbs.get(&first) {
         return Some(class);
@@ -999,7 +1021,11 @@ impl SearchIndex {
             let grams = trigrams(&query.to_ascii_lowercase());
             let mut rest: Vec<(f64, usize)> = (0..docs)
                 .filter(|&doc| scores[doc] <= 0.0)
-                .map(|doc| (trigram_similarity(&grams, &self.trigrams[doc]), doc))
+                .map(|doc| {
+                    // The query's action still tells: a write ask prefers write tools.
+                    let similarity = trigram_similarity(&grams, &self.trigrams[doc]) + 0.01;
+                    (similarity * verb_factor(class, self.classes[doc]), doc)
+                })
                 .collect();
             rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             out.extend(rest.into_iter().take(limit - out.len()).map(|(_, doc)| Ranked {
