@@ -85,6 +85,8 @@ const FIELD_NAMES: [&str; FIELDS] =
 const WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 1.0, 3.0, 0.3, 0.6, 0.2];
 const B: [f64; FIELDS] = [0.3, 0.3, 0.2, 0.5, 0.75, 0.4, 0.6];
 const K1: f64 = 1.2;
+/// Fields where a read ask's match of a write tool's verb does not count.
+const SUPPRESS: [bool; FIELDS] = [true, true, false, true, false, false, false];
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 
@@ -100,6 +102,8 @@ const OWNER_K1: f64 = 10.0;
 const OWNER_BLEND: f64 = 0.7;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
+/// The weight of what a question word asks for.
+const ASK_WEIGHT: f64 = 0.7;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;
@@ -195,6 +199,10 @@ pub enum GroupKind {
     Phrase,
     /// Synonyms.
     Synonyms,
+    /// What a question word asks for (`who` -> user, member, ...): its forms, words separated by
+    /// spaces (`how many`). A query with one of them favours entries about its words, at a
+    /// discount, without the words counting as part of the query.
+    Ask(Vec<String>),
 }
 
 /// One group of the search [vocabulary].
@@ -236,6 +244,10 @@ fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             "verb delete" => {
                 (GroupKind::Verb(VerbClass::Delete), body.split_whitespace().map(str::to_owned).collect())
             }
+            head if head.starts_with("ask ") => (
+                GroupKind::Ask(head["ask ".len()..].split('|').map(|f| f.trim().to_owned()).collect()),
+                body.split_whitespace().map(str::to_owned).collect(),
+            ),
             _ => continue,
         };
         let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
@@ -256,6 +268,8 @@ struct Lexicon {
     verb_terms: HashMap<String, VerbClass>,
     /// Phrase forms as term sequences -> the indexed term, longest first.
     phrases: Vec<(Vec<String>, String)>,
+    /// Question forms (raw word sequences) -> the stemmed terms they ask for.
+    asks: Vec<(Vec<String>, Vec<String>)>,
 }
 
 fn lexicon() -> &'static Lexicon {
@@ -266,6 +280,7 @@ fn lexicon() -> &'static Lexicon {
             verbs: HashMap::new(),
             verb_terms: HashMap::new(),
             phrases: Vec::new(),
+            asks: Vec::new(),
         };
         let mut add = |from: &str, to: &str, weight: f64| {
             if from == to {
@@ -280,6 +295,7 @@ fn lexicon() -> &'static Lexicon {
         let mut phrases = Vec::new();
         let mut verbs = HashMap::new();
         let mut verb_terms = HashMap::new();
+        let mut asks = Vec::new();
         for group in vocabulary() {
             match &group.kind {
                 GroupKind::Synonyms | GroupKind::Verb(_) => {
@@ -302,6 +318,15 @@ fn lexicon() -> &'static Lexicon {
                         for w in &group.words {
                             verbs.entry(w.clone()).or_insert(class);
                             verb_terms.entry(stem(w)).or_insert(class);
+                        }
+                    }
+                }
+                GroupKind::Ask(forms) => {
+                    let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
+                    for form in forms {
+                        let words: Vec<String> = form.split_whitespace().map(str::to_owned).collect();
+                        if !words.is_empty() {
+                            asks.push((words, terms.clone()));
                         }
                     }
                 }
@@ -332,6 +357,7 @@ fn lexicon() -> &'static Lexicon {
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
         lexicon.verb_terms = verb_terms;
+        lexicon.asks = asks;
         lexicon
     })
 }
@@ -485,16 +511,16 @@ fn query_class(query: &str) -> Option<VerbClass> {
     None
 }
 
-/// The class of a tool: the first verb of its name.
-fn tool_class(name: &str) -> Option<VerbClass> {
+/// The class of a tool and its verb: the first verb of its name.
+fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
     let verbs = &lexicon().verbs;
-    let mut class = None;
+    let mut found = None;
     for_each_word(name, |w| {
-        if class.is_none() {
-            class = verbs.get(w).copied();
+        if found.is_none() {
+            found = verbs.get(w).map(|&class| (class, w.to_owned()));
         }
     });
-    class
+    found
 }
 
 fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> f64 {
@@ -566,6 +592,8 @@ pub(crate) struct SearchIndex {
     /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
     classes: Vec<Option<VerbClass>>,
+    /// The term of each document's verb (the first verb of its name).
+    verb_terms: Vec<Option<u32>>,
     /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
     pairs: HashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
@@ -654,7 +682,9 @@ impl SearchIndex {
                 key.push_str(&label.to_ascii_lowercase());
             }
             index.trigrams.push(trigrams(&key));
-            index.classes.push(tool_class(text.name));
+            let verb = tool_verb(text.name);
+            index.classes.push(verb.as_ref().map(|v| v.0));
+            index.verb_terms.push(verb.and_then(|(_, word)| index.vocab.get(&stem(&word)).copied()));
         }
         let n = docs.len().max(1) as f64;
         for (avg, total) in index.avg_len.iter_mut().zip(totals) {
@@ -711,11 +741,14 @@ impl SearchIndex {
     /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
     /// `remove_issue_link` for "remove a ticket") costs.
-    fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>) -> f64 {
+    fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>, state: Option<u32>) -> f64 {
         let (mut total, mut hit) = (0f64, 0f64);
+        let state = state.filter(|_| self.classes[doc] != Some(VerbClass::Read));
         for &(id, idf) in &self.name_terms[doc] {
             total += f64::from(idf);
-            hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+            if Some(id) != state {
+                hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+            }
         }
         if total <= 0.0 {
             return 1.0;
@@ -850,6 +883,46 @@ impl SearchIndex {
         out
     }
 
+    /// Adds what the query's question words ask for (`who` -> user, member, ...): per document
+    /// its best such term, at [`ASK_WEIGHT`], outside the coverage.
+    fn add_asks(&self, query: &str, scores: &mut [f64]) {
+        let asks = &lexicon().asks;
+        let mut words: Vec<String> = Vec::new();
+        for_each_word(query, |w| {
+            if words.len() < MAX_QUERY_TERMS * 2 {
+                words.push(w.to_owned());
+            }
+        });
+        let mut best: HashMap<usize, f64> = HashMap::new();
+        for (form, terms) in asks {
+            if !words.windows(form.len()).any(|w| w == form.as_slice()) {
+                continue;
+            }
+            for term in terms {
+                let Some(&id) = self.vocab.get(term) else { continue };
+                let postings = &self.postings[id as usize];
+                let idf = self.idf(postings.len());
+                for p in postings {
+                    let doc = p.doc as usize;
+                    let len = &self.doc_len[doc];
+                    let mut tf = 0f64;
+                    for f in 0..FIELDS {
+                        if p.tf[f] > 0.0 {
+                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
+                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                        }
+                    }
+                    let score = ASK_WEIGHT * idf * tf / (K1 + tf);
+                    let b = best.entry(doc).or_insert(0.0);
+                    *b = b.max(score);
+                }
+            }
+        }
+        for (doc, bonus) in best {
+            scores[doc] += bonus;
+        }
+    }
+
     /// Documents, best first, exactly `min(limit, documents)` of them.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
         let limit = limit.min(self.docs());
@@ -884,6 +957,8 @@ impl SearchIndex {
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
         let owner_relevance = self.owner_relevance(&all_expansions);
+        let class = query_class(&query);
+        let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: HashMap<u32, f64> = HashMap::new();
         for word in &all_expansions {
@@ -925,7 +1000,13 @@ impl SearchIndex {
                     let len = &self.doc_len[doc];
                     let mut tf = 0f64;
                     let mut mask = 0u8;
+                    // A read ask's verbs name a state ("who is assigned"), not the action of
+                    // a write tool's name.
+                    let state = read_ask && self.verb_terms[doc] == Some(id) && self.classes[doc] != Some(VerbClass::Read);
                     for f in 0..FIELDS {
+                        if state && SUPPRESS[f] {
+                            continue;
+                        }
                         if p.tf[f] > 0.0 {
                             let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
                             tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
@@ -965,8 +1046,8 @@ impl SearchIndex {
             }
             touched.clear();
         }
+        self.add_asks(&query, &mut scores);
         let whole = query.trim().to_ascii_lowercase();
-        let class = query_class(&query);
         // Adjacent query words that stand side by side in a name, label or summary.
         let mut adjacent = vec![0f64; docs];
         for pair in all_expansions.windows(2) {
@@ -991,7 +1072,7 @@ impl SearchIndex {
             let score = scores[doc]
                 * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
                 * verb_factor(class, self.classes[doc])
-                * self.name_coverage(doc, &matched_terms)
+                * self.name_coverage(doc, &matched_terms, if read_ask { self.verb_terms[doc] } else { None })
                 * (1.0 + ADJACENT_BONUS * adjacent[doc]);
             ranked.push((score, doc));
         }
