@@ -98,6 +98,11 @@ const NAME_COVERAGE_FLOOR: f64 = 0.5;
 const OWNER_WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 3.0, 1.0, 0.3, 0.3, 0.1];
 const OWNER_B: f64 = 1.0;
 const OWNER_K1: f64 = 10.0;
+/// The share of a term's owner-document mass that owners named by it must hold for the term to
+/// name them.
+const OWNER_NAMED_SHARE: f64 = 0.5;
+/// An owner's relevance factor when the query names other owners.
+const OWNER_UNNAMED: f64 = 0.2;
 /// The share of a tool's score that rests on its owner's relevance.
 const OWNER_BLEND: f64 = 0.7;
 
@@ -604,6 +609,8 @@ pub(crate) struct SearchIndex {
     owners: usize,
     /// Per term: `(owner, weighted term frequency)` over the owner's documents.
     owner_postings: Vec<Vec<(u16, f32)>>,
+    /// Per term: the owners whose name has it.
+    owner_named: Vec<Vec<u16>>,
     /// Weighted length of each owner document.
     owner_len: Vec<f32>,
     /// Average weighted owner-document length.
@@ -735,6 +742,17 @@ impl SearchIndex {
                 tf.into_iter().enumerate().filter(|(_, t)| *t > 0.0).map(|(o, t)| (o as u16, t)).collect()
             })
             .collect();
+        self.owner_named = self
+            .postings
+            .iter()
+            .map(|postings| {
+                let mut named: Vec<u16> =
+                    postings.iter().filter(|p| p.tf[2] > 0.0).map(|p| self.owner_of[p.doc as usize]).collect();
+                named.sort_unstable();
+                named.dedup();
+                named
+            })
+            .collect();
     }
 
     /// How much of the document's name the query accounts for: `floor + (1 - floor) * share`,
@@ -786,6 +804,34 @@ impl SearchIndex {
         if max > 0.0 {
             for t in &mut total {
                 *t /= max;
+            }
+        }
+        // A query word that names owners ("on github") and is mostly theirs (not `time` or
+        // `memory`, words every server uses) picks them.
+        let mut named = vec![false; self.owners];
+        for word in expansions {
+            for &(id, weight, kind) in word {
+                let owners = &self.owner_named[id as usize];
+                if kind != Kind::Exact || weight < 1.0 || owners.is_empty() {
+                    continue;
+                }
+                let (mut theirs, mut all) = (0f64, 0f64);
+                for &(owner, tf) in &self.owner_postings[id as usize] {
+                    all += f64::from(tf);
+                    if owners.contains(&owner) {
+                        theirs += f64::from(tf);
+                    }
+                }
+                if all > 0.0 && theirs / all >= OWNER_NAMED_SHARE {
+                    for &o in owners {
+                        named[o as usize] = true;
+                    }
+                }
+            }
+        }
+        if named.contains(&true) {
+            for (t, named) in total.iter_mut().zip(named) {
+                *t = if named { 1.0 } else { *t * OWNER_UNNAMED };
             }
         }
         total
