@@ -338,11 +338,9 @@ fn lexicon() -> &'static Lexicon {
                 GroupKind::Phrase => {
                     let mut forms = group.words.iter().map(|form| {
                         let mut terms = Vec::new();
-                        for_each_word(form, |w| {
-                            if !STOP_WORDS.contains(&w) {
-                                terms.push(stem(w));
-                            }
-                        });
+                        // Stop words stay in a form (`sign in`, `get rid of`): phrases fold
+                        // before stop words drop.
+                        for_each_word(form, |w| terms.push(stem(w)));
                         terms
                     });
                     let Some(first) = forms.next() else { continue };
@@ -423,9 +421,6 @@ struct Token {
 fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
     let mut out: Vec<Token> = Vec::new();
     for_each_word(text, |word| {
-        if STOP_WORDS.contains(&word) {
-            return;
-        }
         let term = match stems.get(word) {
             Some(term) => term.clone(),
             None => {
@@ -436,7 +431,9 @@ fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
         };
         out.push(Token { word: word.to_owned(), term });
     });
-    fold_phrases(out)
+    let mut out = fold_phrases(out);
+    out.retain(|t| !STOP_WORDS.contains(&t.word.as_str()));
+    out
 }
 
 fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
