@@ -104,7 +104,7 @@ const OWNER_NAMED_SHARE: f64 = 0.5;
 /// An owner's relevance factor when the query names other owners.
 const OWNER_UNNAMED: f64 = 0.2;
 /// The share of a tool's score that rests on its owner's relevance.
-const OWNER_BLEND: f64 = 0.7;
+const OWNER_BLEND: f64 = 0.8;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 /// The weight of what a question word asks for.
