@@ -1260,16 +1260,30 @@ fn trigram_similarity(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), over bytes, when it
-/// is at most `max`, else `None`. Indexed words are ASCII, so bytes are characters there.
+/// is at most `max`, else `None`. Indexed words are ASCII, so bytes are characters there. Words
+/// shorter than 64 bytes (all the typo candidates) are compared without allocating.
 pub(crate) fn bounded_edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len().abs_diff(b.len()) > max {
         return None;
     }
-    let width = b.len() + 1;
-    let mut prev2 = vec![0usize; width];
-    let mut prev: Vec<usize> = (0..width).collect();
-    let mut row = vec![0usize; width];
+    const STACK: usize = 64;
+    if b.len() < STACK {
+        let mut rows = [[0usize; STACK]; 3];
+        let [prev2, prev, row] = &mut rows;
+        osa(a, b, max, &mut prev2[..=b.len()], &mut prev[..=b.len()], &mut row[..=b.len()])
+    } else {
+        let width = b.len() + 1;
+        osa(a, b, max, &mut vec![0; width], &mut vec![0; width], &mut vec![0; width])
+    }
+}
+
+/// The rows of [`bounded_edit_distance`], each `b.len() + 1` long.
+fn osa(a: &[u8], b: &[u8], max: usize, prev2: &mut [usize], prev: &mut [usize], row: &mut [usize]) -> Option<usize> {
+    let (mut prev2, mut prev, mut row) = (prev2, prev, row);
+    for (j, cell) in prev.iter_mut().enumerate() {
+        *cell = j;
+    }
     for i in 1..=a.len() {
         row[0] = i;
         let mut row_min = i;
