@@ -926,8 +926,9 @@ impl SearchIndex {
         out
     }
 
-    /// Adds what the query's question words ask for (`who` -> user, member, ...): per document
-    /// its best such term, at [`ASK_WEIGHT`], outside the coverage.
+    /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
+    /// things it names are ([`entity_words`]: `notes.txt` is a file): per document and per such
+    /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
     fn add_asks(&self, query: &str, scores: &mut [f64]) {
         let asks = &lexicon().asks;
         let mut words: Vec<String> = Vec::new();
@@ -936,12 +937,16 @@ impl SearchIndex {
                 words.push(w.to_owned());
             }
         });
+        let mut groups: Vec<Vec<String>> = asks
+            .iter()
+            .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
+            .map(|(_, terms)| terms.clone())
+            .collect();
+        groups.extend(entity_words(query).into_iter().map(|w| vec![stem(w)]));
         let mut best: HashMap<usize, f64> = HashMap::new();
-        for (form, terms) in asks {
-            if !words.windows(form.len()).any(|w| w == form.as_slice()) {
-                continue;
-            }
-            for term in terms {
+        for terms in groups {
+            best.clear();
+            for term in &terms {
                 let Some(&id) = self.vocab.get(term) else { continue };
                 let postings = &self.postings[id as usize];
                 let idf = self.idf(postings.len());
@@ -960,9 +965,9 @@ impl SearchIndex {
                     *b = b.max(score);
                 }
             }
-        }
-        for (doc, bonus) in best {
-            scores[doc] += bonus;
+            for (&doc, &bonus) in &best {
+                scores[doc] += bonus;
+            }
         }
     }
 
@@ -1160,6 +1165,59 @@ impl SearchIndex {
         }
         out
     }
+}
+
+/// What the things a query names are, by their form: a file name with an extension
+/// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
+/// `@name` a user, and `#42` or a key like `OPS-7` an issue.
+fn entity_words(query: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let mut push = |w: &'static str| {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
+        let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
+        let lower = chunk.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
+            push("url");
+            continue;
+        }
+        if let Some(rest) = chunk.strip_prefix('#') {
+            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                push("issue");
+            } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+                push("channel");
+            }
+            continue;
+        }
+        if chunk.strip_prefix('@').is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())) {
+            push("user");
+            continue;
+        }
+        if let Some((key, number)) = chunk.split_once('-')
+            && key.len() >= 2
+            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && key.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+        {
+            push("issue");
+            continue;
+        }
+        if let Some((stem, ext)) = chunk.rsplit_once('.')
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic())
+            && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b))
+            && !stem.contains("..")
+        {
+            // A host name (`example.com`) is an address, not a file.
+            push(if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" });
+        }
+    }
+    out
 }
 
 /// The description's first sentence (at most 300 bytes, cut at a word) and the rest.
