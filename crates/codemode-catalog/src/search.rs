@@ -1152,8 +1152,8 @@ impl SearchIndex {
                 .filter(|&doc| scores[doc] <= 0.0)
                 .map(|doc| {
                     // The query's action still tells: a write ask prefers write tools.
-                    let similarity = trigram_similarity(&grams, &self.trigrams[doc]) + 0.01;
-                    (similarity * verb_factor(class, self.classes[doc]), doc)
+                    let similarity = trigram_similarity(&grams, &self.trigrams[doc]);
+                    (verb_factor(class, self.classes[doc]) + similarity.min(0.99) * 0.01, doc)
                 })
                 .collect();
             rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
