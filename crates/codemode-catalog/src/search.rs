@@ -1016,9 +1016,10 @@ impl SearchIndex {
             }
         }
         for (i, expansions) in all_expansions.iter().enumerate() {
-            // The word's concept (its own term, compounds, synonyms) shares one idf: the idf of the
-            // entries any of them occurs in. A rare literal word does not outweigh the common
-            // synonym it stands for, and a synonym never outweighs the word.
+            // The word's concept (its own term, compounds, synonyms) shares one idf: between the
+            // idf of the entries any of them occurs in and the word's own. A rare literal word
+            // does not fully outweigh the common synonym it stands for, and a synonym never
+            // outweighs the word.
             let mut concept_df = 0usize;
             for &(id, _, kind) in expansions {
                 if kind != Kind::Near {
@@ -1030,7 +1031,13 @@ impl SearchIndex {
                     }
                 }
             }
-            let concept_idf = (concept_df > 0).then(|| self.idf(concept_df));
+            let own_df = expansions
+                .iter()
+                .find(|e| e.2 == Kind::Exact && e.1 >= 1.0)
+                .map_or(concept_df, |&(id, _, _)| self.postings[id as usize].len());
+            // The geometric mean with the word's own idf: a rare word (`tab`) standing for a
+            // common synonym (`page`) keeps some of its weight.
+            let concept_idf = (concept_df > 0).then(|| (self.idf(concept_df) * self.idf(own_df.max(1))).sqrt());
             let mut query_idf = concept_idf.unwrap_or(0.0);
             for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
