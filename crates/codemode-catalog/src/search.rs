@@ -513,6 +513,36 @@ fn query_class(query: &str) -> Option<VerbClass> {
     None
 }
 
+/// Particles of split phrasal verbs (`take my star off`).
+const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down"];
+
+/// The query with a split phrasal verb joined (`take my star off` -> `take off my star`) when
+/// the vocabulary has the phrase, else `None`.
+fn join_split_phrasal(query: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    for_each_word(query, |w| {
+        if words.len() < MAX_QUERY_TERMS * 2 {
+            words.push(w.to_owned());
+        }
+    });
+    let verb = words.iter().position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
+    let phrases = &lexicon().phrases;
+    let verb_term = stem(&words[verb]);
+    for at in (verb + 2)..words.len().min(verb + 6) {
+        let particle = words[at].as_str();
+        if !PARTICLES.contains(&particle) {
+            continue;
+        }
+        let form = [verb_term.clone(), stem(particle)];
+        if phrases.iter().any(|(f, _)| f.as_slice() == form) {
+            let particle = words.remove(at);
+            words.insert(verb + 1, particle);
+            return Some(words.join(" "));
+        }
+    }
+    None
+}
+
 /// The class of a tool and its verb: the first verb of its name.
 fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
     let verbs = &lexicon().verbs;
@@ -978,8 +1008,10 @@ impl SearchIndex {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+        let joined = join_split_phrasal(&query);
+        let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();
-        let mut query_tokens = tokens(&query, &mut stems);
+        let mut query_tokens = tokens(text, &mut stems);
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
             let fresh = !seen.contains(&t.term);
@@ -1005,7 +1037,7 @@ impl SearchIndex {
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
         let owner_relevance = self.owner_relevance(&all_expansions);
-        let class = query_class(&query);
+        let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: HashMap<u32, f64> = HashMap::new();
