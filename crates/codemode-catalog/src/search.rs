@@ -433,6 +433,20 @@ fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
     });
     let mut out = fold_phrases(out);
     out.retain(|t| !STOP_WORDS.contains(&t.word.as_str()));
+    // The undoing form of a verb also names the verb (`unstar` -> `star`, `unassign` -> `assign`).
+    let verbs = &lexicon().verbs;
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(rest) = out[i].word.strip_prefix("un")
+            && rest.len() >= 3
+            && verbs.contains_key(rest)
+        {
+            let token = Token { word: rest.to_owned(), term: stem(rest) };
+            out.insert(i + 1, token);
+            i += 1;
+        }
+        i += 1;
+    }
     out
 }
 
