@@ -1050,7 +1050,18 @@ impl SearchIndex {
         let mut stamp = vec![u32::MAX; docs];
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
-        let owner_relevance = self.owner_relevance(&all_expansions);
+        // What the query names by form (`#general`: a channel) also says which server it is about.
+        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query)
+            .into_iter()
+            .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
+            .collect();
+        let owner_relevance = if entities.is_empty() {
+            self.owner_relevance(&all_expansions)
+        } else {
+            let mut words = all_expansions.clone();
+            words.extend(entities);
+            self.owner_relevance(&words)
+        };
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
