@@ -483,7 +483,8 @@ fn query_class(query: &str) -> Option<VerbClass> {
     let verbs = &lexicon.verbs;
     let mut words: Vec<String> = Vec::new();
     for_each_word(query, |w| {
-        if words.len() < 4 && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
+        if words.len() < 4
+            && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
         {
             words.push(w.to_owned());
         }
@@ -539,7 +540,9 @@ fn join_split_phrasal(query: &str) -> Option<String> {
             words.push(w.to_owned());
         }
     });
-    let verb = words.iter().position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
+    let verb = words
+        .iter()
+        .position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
     let phrases = &lexicon().phrases;
     let verb_term = stem(&words[verb]);
     for at in (verb + 2)..words.len().min(verb + 6) {
@@ -787,8 +790,11 @@ impl SearchIndex {
             .postings
             .iter()
             .map(|postings| {
-                let mut named: Vec<u16> =
-                    postings.iter().filter(|p| p.tf[2] > 0.0).map(|p| self.owner_of[p.doc as usize]).collect();
+                let mut named: Vec<u16> = postings
+                    .iter()
+                    .filter(|p| p.tf[2] > 0.0)
+                    .map(|p| self.owner_of[p.doc as usize])
+                    .collect();
                 named.sort_unstable();
                 named.dedup();
                 named
@@ -973,7 +979,7 @@ impl SearchIndex {
     /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
     /// things it names are ([`entity_words`]: `notes.txt` is a file): per document and per such
     /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
-    fn add_asks(&self, query: &str, scores: &mut [f64]) {
+    fn add_asks(&self, query: &str, scores: &mut [f64]) -> HashMap<usize, Vec<String>> {
         let asks = &lexicon().asks;
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| {
@@ -981,14 +987,15 @@ impl SearchIndex {
                 words.push(w.to_owned());
             }
         });
-        let mut groups: Vec<Vec<String>> = asks
+        let mut groups: Vec<(String, Vec<String>)> = asks
             .iter()
             .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
-            .map(|(_, terms)| terms.clone())
+            .map(|(form, terms)| (form.join(" "), terms.clone()))
             .collect();
-        groups.extend(entity_words(query).into_iter().map(|w| vec![stem(w)]));
+        groups.extend(entity_words(query).into_iter().map(|w| (w.to_owned(), vec![stem(w)])));
         let mut best: HashMap<usize, f64> = HashMap::new();
-        for terms in groups {
+        let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
+        for (label, terms) in groups {
             best.clear();
             for term in &terms {
                 let Some(&id) = self.vocab.get(term) else { continue };
@@ -1011,8 +1018,10 @@ impl SearchIndex {
             }
             for (&doc, &bonus) in &best {
                 scores[doc] += bonus;
+                asked.entry(doc).or_default().push(label.clone());
             }
         }
+        asked
     }
 
     /// Documents, best first, exactly `min(limit, documents)` of them.
@@ -1094,7 +1103,8 @@ impl SearchIndex {
                 .map_or(concept_df, |&(id, _, _)| self.postings[id as usize].len());
             // The geometric mean with the word's own idf: a rare word (`tab`) standing for a
             // common synonym (`page`) keeps some of its weight.
-            let concept_idf = (concept_df > 0).then(|| (self.idf(concept_df) * self.idf(own_df.max(1))).sqrt());
+            let concept_idf =
+                (concept_df > 0).then(|| (self.idf(concept_df) * self.idf(own_df.max(1))).sqrt());
             let mut query_idf = concept_idf.unwrap_or(0.0);
             for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
@@ -1114,7 +1124,9 @@ impl SearchIndex {
                     let mut mask = 0u8;
                     // A read ask's verbs name a state ("who is assigned"), not the action of
                     // a write tool's name.
-                    let state = read_ask && self.verb_terms[doc] == Some(id) && self.classes[doc] != Some(VerbClass::Read);
+                    let state = read_ask
+                        && self.verb_terms[doc] == Some(id)
+                        && self.classes[doc] != Some(VerbClass::Read);
                     for f in 0..FIELDS {
                         if state && SUPPRESS[f] {
                             continue;
@@ -1158,7 +1170,7 @@ impl SearchIndex {
             }
             touched.clear();
         }
-        self.add_asks(&query, &mut scores);
+        let asked = self.add_asks(&query, &mut scores);
         let whole = query.trim().to_ascii_lowercase();
         // Adjacent query words that stand side by side in a name, label or summary.
         let mut adjacent = vec![0f64; docs];
@@ -1207,7 +1219,7 @@ impl SearchIndex {
             .map(|&(score, doc)| Ranked {
                 doc,
                 score: round3(score.min(1.0e5) / (score.min(1.0e5) + norm)),
-                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc]),
+                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc], asked.get(&doc)),
             })
             .collect();
         if out.len() < limit {
@@ -1256,7 +1268,10 @@ fn entity_words(query: &str) -> Vec<&'static str> {
             }
             continue;
         }
-        if chunk.strip_prefix('@').is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())) {
+        if chunk
+            .strip_prefix('@')
+            .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
+        {
             push("user");
             continue;
         }
@@ -1309,8 +1324,8 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// `name: create, issue~; description: bug`, at most [`MAX_MATCH_CHARS`] characters.
-fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32) -> String {
+/// `name: create, issue~; description: bug; asks: who~`, at most [`MAX_MATCH_CHARS`] characters.
+fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32, asked: Option<&Vec<String>>) -> String {
     let mut out = String::new();
     for (f, &mask) in fields.iter().enumerate() {
         if mask == 0 {
@@ -1334,6 +1349,14 @@ fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32) -> String {
                 }
             }
         }
+    }
+    if let Some(asked) = asked {
+        // What question words and the things the query names matched: `asks: who~, channel~`.
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str("asks: ");
+        out.push_str(&asked.iter().map(|a| format!("{a}~")).collect::<Vec<_>>().join(", "));
     }
     if out.chars().count() > MAX_MATCH_CHARS {
         out = out.chars().take(MAX_MATCH_CHARS - 1).collect();
@@ -1401,7 +1424,14 @@ pub(crate) fn bounded_edit_distance(a: &str, b: &str, max: usize) -> Option<usiz
 }
 
 /// The rows of [`bounded_edit_distance`], each `b.len() + 1` long.
-fn osa(a: &[u8], b: &[u8], max: usize, prev2: &mut [usize], prev: &mut [usize], row: &mut [usize]) -> Option<usize> {
+fn osa(
+    a: &[u8],
+    b: &[u8],
+    max: usize,
+    prev2: &mut [usize],
+    prev: &mut [usize],
+    row: &mut [usize],
+) -> Option<usize> {
     let (mut prev2, mut prev, mut row) = (prev2, prev, row);
     for (j, cell) in prev.iter_mut().enumerate() {
         *cell = j;
