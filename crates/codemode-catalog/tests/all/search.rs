@@ -478,9 +478,10 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
     evaluate(&intents(), setting, ranker, keep)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Not met yet: this test
-/// holds the level reached (86.5% / 80.9% on the whole set) so it cannot silently regress, and the
-/// engine must beat the word-overlap baseline (57.7% / 46.5%).
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
+/// Reached on the whole set (90.1% / 87.2%), not yet on the held-out split (86.3% / 84.6%): this
+/// test holds both levels so they cannot silently regress, and the engine must beat the
+/// word-overlap baseline (57.7% / 46.5%).
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -490,18 +491,23 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !m.1.is_empty()).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.86,
+        one.all.top3_rate() >= 0.90,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
-    assert!(all.all.top3_rate() >= 0.80, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(all.all.top3_rate() >= 0.87, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
     assert!(
         all.all.top3 > baseline.all.top3,
         "engine {} vs word overlap {}",
         all.all.top3,
         baseline.all.top3
     );
+    // The held-out split (its misses are not printed: it is not looked at while tuning).
+    let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
+    let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
+    assert!(one.all.top3_rate() >= 0.86, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.84, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split,
