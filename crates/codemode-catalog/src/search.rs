@@ -631,7 +631,7 @@ pub(crate) struct SearchIndex {
     sorted: Vec<u32>,
     postings: Vec<Vec<Posting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
-    words_by_len: Vec<Vec<(String, u32)>>,
+    words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
     known_words: HashMap<String, u32>,
     doc_len: Vec<[f32; FIELDS]>,
@@ -708,7 +708,8 @@ impl SearchIndex {
                             if index.words_by_len.len() <= n {
                                 index.words_by_len.resize(n + 1, Vec::new());
                             }
-                            index.words_by_len[n].push((token.word, id));
+                            let mask = letter_mask(&token.word);
+                            index.words_by_len[n].push((token.word, id, mask));
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
@@ -965,8 +966,14 @@ impl SearchIndex {
             let max = if word_len >= 8 { 2 } else { 1 };
             let lo = word_len.saturating_sub(max);
             let hi = (word_len + max).min(self.words_by_len.len().saturating_sub(1));
+            let mask = letter_mask(word);
             for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
-                for (candidate, id) in bucket {
+                for (candidate, id, candidate_mask) in bucket {
+                    // An edit changes at most two of the letters a word has: words that differ
+                    // in more are too far, without computing the distance.
+                    if (mask ^ candidate_mask).count_ones() as usize > 2 * max {
+                        continue;
+                    }
                     if let Some(d) = bounded_edit_distance(word, candidate, max) {
                         add(*id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
                     }
@@ -1402,6 +1409,15 @@ fn trigram_similarity(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
         }
     }
     common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// Which ASCII letters and digits a word has, one bit each.
+fn letter_mask(word: &str) -> u64 {
+    word.bytes().fold(0u64, |mask, b| match b {
+        b'a'..=b'z' => mask | 1 << (b - b'a'),
+        b'0'..=b'9' => mask | 1 << (26 + b - b'0'),
+        _ => mask | 1 << 36,
+    })
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), over bytes, when it
