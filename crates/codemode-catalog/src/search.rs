@@ -11,8 +11,12 @@
 //!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, a few English stop words are dropped,
 //!   and words are stemmed with the Snowball (Porter2) English stemmer (`issues` -> `issu`,
 //!   `creating` / `created` / `create` -> `creat`). Multi-word forms of one concept in the
-//!   [vocabulary] (`pull request` / `PR` / `merge request`) are indexed as one term,
-//!   on both the entry and the query side.
+//!   [vocabulary] (`pull request` / `PR` / `merge request`; phrasal verbs: `get rid of` ->
+//!   `delete`, `hand over` -> `assign`) are indexed as one term, on both the entry and the query
+//!   side; phrases fold before stop words drop, so `sign in` needs its `in`. The undoing form of a
+//!   vocabulary verb also names the verb (`unstar` -> `unstar`, `star`). On the query side a
+//!   particle split from the leading verb joins it when the phrase is known (`take my star off`
+//!   -> `take off`, a remove).
 //! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
 //!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
 //!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
@@ -25,8 +29,16 @@
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
 //!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
 //!   indexed words within edit distance (adjacent transpositions count 1) 1 (4-7 characters) or 2
-//!   (8 and more), 0.7 / 0.45. An expansion's `idf` is capped at the word's own `idf` when the word
-//!   is indexed, and per entry a query word counts once, with its best expansion.
+//!   (8 and more), 0.7 / 0.45 (candidates that differ in more letters than the distance allows
+//!   are skipped unscored). A word's own term and its synonyms and compounds share one `idf`, the
+//!   geometric mean of the `idf` over the entries any of them occurs in and the word's own (a rare
+//!   word standing for a common synonym keeps some weight); other expansions' `idf` is capped at
+//!   that. Per entry a query word counts once, with its best expansion.
+//! - **Question words and named things.** What a question word asks for (vocabulary `ask` lines:
+//!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
+//!   time) and what the query names by its form (`notes.txt` a file, `https://...` or `example.com`
+//!   a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
+//!   entry's best such term at weight 0.7, outside the coverage.
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.
@@ -40,21 +52,29 @@
 //! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
 //!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
-//!   owners with `k1 = 10`, `b = 1`, the same expansions), scaled so the best owner is 1, and each
-//!   entry's score is multiplied by `0.3 + 0.7 * r` (`r` its owner's relevance). The server the
+//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 0.7),
+//!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
+//!   owner's relevance). A query word that names owners (a term of their `sourceName`: "on
+//!   github") and whose owner-document mass is at least half theirs (not `time` or `memory`, words
+//!   every server uses) sets their relevance to 1 and scales the others' by 0.2. The server the
 //!   intent is about thus wins over incidental word matches in other servers. Owner postings are
 //!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
-//! - **Action verbs.** The query's leading verb (or a question word, which reads) and the first
-//!   verb of the tool's name are classified read / write / delete. The same class scores x1.15; a
-//!   read question against a write or delete tool x0.6 (and the other mismatches x0.7-0.8); a query
-//!   with no leading verb is a lookup and weighs write and delete tools x0.92.
+//! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
+//!   a question word reads) and the first verb of the tool's name are classified read / write /
+//!   delete. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
+//!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
+//!   delete tools x0.92. In a read ask the query's match of a write or delete tool's own verb
+//!   counts neither in its name, label and summary nor in its name coverage: the verbs of "who is
+//!   assigned" or "who can push" name a state, not the assign or push action.
 //! - **Never empty.** When fewer entries match than asked for, the rest are filled with the
-//!   nearest entries by character-trigram similarity of the query to name and label, then catalog
-//!   order; they carry `score: 0` and `match: "nearest"`. A non-empty index therefore always
+//!   nearest entries: by the action-verb factor above (a write ask gets write tools), then by
+//!   character-trigram similarity of the query to name and label, then catalog order; they carry
+//!   `score: 0` and `match: "nearest"`. A non-empty index therefore always
 //!   returns `min(limit, entries)` hits.
 //! - **Hits** carry a `score` in `[0, 1]` (`s / (s + q)`: `s` the entry's score, `q` the query's
-//!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and the query words matched in
-//!   each (`~` marks a synonym, verb-class, prefix or typo match): `name: create, issue~`.
+//!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and
+//!   the query words matched in each (`~` marks a synonym, verb-class, prefix or typo match), then
+//!   the question words and named things that matched: `name: create, issue~; asks: who~`.
 //! - **Lazy.** An index is built on the first search of a [`Catalog`](crate::Catalog).
 //! - **Determinism.** Ties are broken by catalog order. A query with no usable token lists entries in
 //!   catalog order. Queries are cut to 512 characters and 32 words.
