@@ -11,8 +11,12 @@
 //!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, a few English stop words are dropped,
 //!   and words are stemmed with the Snowball (Porter2) English stemmer (`issues` -> `issu`,
 //!   `creating` / `created` / `create` -> `creat`). Multi-word forms of one concept in the
-//!   [vocabulary] (`pull request` / `PR` / `merge request`) are indexed as one term,
-//!   on both the entry and the query side.
+//!   [vocabulary] (`pull request` / `PR` / `merge request`; phrasal verbs: `get rid of` ->
+//!   `delete`, `hand over` -> `assign`) are indexed as one term, on both the entry and the query
+//!   side; phrases fold before stop words drop, so `sign in` needs its `in`. The undoing form of a
+//!   vocabulary verb also names the verb (`unstar` -> `unstar`, `star`). On the query side a
+//!   particle split from the leading verb joins it when the phrase is known (`take my star off`
+//!   -> `take off`, a remove).
 //! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
 //!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
 //!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
@@ -25,8 +29,16 @@
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
 //!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
 //!   indexed words within edit distance (adjacent transpositions count 1) 1 (4-7 characters) or 2
-//!   (8 and more), 0.7 / 0.45. An expansion's `idf` is capped at the word's own `idf` when the word
-//!   is indexed, and per entry a query word counts once, with its best expansion.
+//!   (8 and more), 0.7 / 0.45 (candidates that differ in more letters than the distance allows
+//!   are skipped unscored). A word's own term and its synonyms and compounds share one `idf`, the
+//!   geometric mean of the `idf` over the entries any of them occurs in and the word's own (a rare
+//!   word standing for a common synonym keeps some weight); other expansions' `idf` is capped at
+//!   that. Per entry a query word counts once, with its best expansion.
+//! - **Question words and named things.** What a question word asks for (vocabulary `ask` lines:
+//!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
+//!   time) and what the query names by its form (`notes.txt` a file, `https://...` or `example.com`
+//!   a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
+//!   entry's best such term at weight 0.7, outside the coverage.
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.
@@ -40,21 +52,29 @@
 //! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
 //!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
-//!   owners with `k1 = 10`, `b = 1`, the same expansions), scaled so the best owner is 1, and each
-//!   entry's score is multiplied by `0.3 + 0.7 * r` (`r` its owner's relevance). The server the
+//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 0.7),
+//!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
+//!   owner's relevance). A query word that names owners (a term of their `sourceName`: "on
+//!   github") and whose owner-document mass is at least half theirs (not `time` or `memory`, words
+//!   every server uses) sets their relevance to 1 and scales the others' by 0.2. The server the
 //!   intent is about thus wins over incidental word matches in other servers. Owner postings are
 //!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
-//! - **Action verbs.** The query's leading verb (or a question word, which reads) and the first
-//!   verb of the tool's name are classified read / write / delete. The same class scores x1.15; a
-//!   read question against a write or delete tool x0.6 (and the other mismatches x0.7-0.8); a query
-//!   with no leading verb is a lookup and weighs write and delete tools x0.92.
+//! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
+//!   a question word reads) and the first verb of the tool's name are classified read / write /
+//!   delete. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
+//!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
+//!   delete tools x0.92. In a read ask the query's match of a write or delete tool's own verb
+//!   counts neither in its name, label and summary nor in its name coverage: the verbs of "who is
+//!   assigned" or "who can push" name a state, not the assign or push action.
 //! - **Never empty.** When fewer entries match than asked for, the rest are filled with the
-//!   nearest entries by character-trigram similarity of the query to name and label, then catalog
-//!   order; they carry `score: 0` and `match: "nearest"`. A non-empty index therefore always
+//!   nearest entries: by the action-verb factor above (a write ask gets write tools), then by
+//!   character-trigram similarity of the query to name and label, then catalog order; they carry
+//!   `score: 0` and `match: "nearest"`. A non-empty index therefore always
 //!   returns `min(limit, entries)` hits.
 //! - **Hits** carry a `score` in `[0, 1]` (`s / (s + q)`: `s` the entry's score, `q` the query's
-//!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and the query words matched in
-//!   each (`~` marks a synonym, verb-class, prefix or typo match): `name: create, issue~`.
+//!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and
+//!   the query words matched in each (`~` marks a synonym, verb-class, prefix or typo match), then
+//!   the question words and named things that matched: `name: create, issue~; asks: who~`.
 //! - **Lazy.** An index is built on the first search of a [`Catalog`](crate::Catalog).
 //! - **Determinism.** Ties are broken by catalog order. A query with no usable token lists entries in
 //!   catalog order. Queries are cut to 512 characters and 32 words.
@@ -85,6 +105,8 @@ const FIELD_NAMES: [&str; FIELDS] =
 const WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 1.0, 3.0, 0.3, 0.6, 0.2];
 const B: [f64; FIELDS] = [0.3, 0.3, 0.2, 0.5, 0.75, 0.4, 0.6];
 const K1: f64 = 1.2;
+/// Fields where a read ask's match of a write tool's verb does not count.
+const SUPPRESS: [bool; FIELDS] = [true, true, false, true, false, false, false];
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 
@@ -96,10 +118,17 @@ const NAME_COVERAGE_FLOOR: f64 = 0.5;
 const OWNER_WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 3.0, 1.0, 0.3, 0.3, 0.1];
 const OWNER_B: f64 = 1.0;
 const OWNER_K1: f64 = 10.0;
+/// The share of a term's owner-document mass that owners named by it must hold for the term to
+/// name them.
+const OWNER_NAMED_SHARE: f64 = 0.5;
+/// An owner's relevance factor when the query names other owners.
+const OWNER_UNNAMED: f64 = 0.2;
 /// The share of a tool's score that rests on its owner's relevance.
-const OWNER_BLEND: f64 = 0.7;
+const OWNER_BLEND: f64 = 0.8;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
+/// The weight of what a question word asks for.
+const ASK_WEIGHT: f64 = 0.7;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;
@@ -195,6 +224,10 @@ pub enum GroupKind {
     Phrase,
     /// Synonyms.
     Synonyms,
+    /// What a question word asks for (`who` -> user, member, ...): its forms, words separated by
+    /// spaces (`how many`). A query with one of them favours entries about its words, at a
+    /// discount, without the words counting as part of the query.
+    Ask(Vec<String>),
 }
 
 /// One group of the search [vocabulary].
@@ -236,6 +269,10 @@ fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             "verb delete" => {
                 (GroupKind::Verb(VerbClass::Delete), body.split_whitespace().map(str::to_owned).collect())
             }
+            head if head.starts_with("ask ") => (
+                GroupKind::Ask(head["ask ".len()..].split('|').map(|f| f.trim().to_owned()).collect()),
+                body.split_whitespace().map(str::to_owned).collect(),
+            ),
             _ => continue,
         };
         let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
@@ -252,14 +289,24 @@ struct Lexicon {
     expansions: HashMap<String, Vec<(String, f64)>>,
     /// Raw verb word -> class.
     verbs: HashMap<String, VerbClass>,
+    /// Stemmed verb -> class (for phrasal verbs, which fold into a stemmed term).
+    verb_terms: HashMap<String, VerbClass>,
     /// Phrase forms as term sequences -> the indexed term, longest first.
     phrases: Vec<(Vec<String>, String)>,
+    /// Question forms (raw word sequences) -> the stemmed terms they ask for.
+    asks: Vec<(Vec<String>, Vec<String>)>,
 }
 
 fn lexicon() -> &'static Lexicon {
     static LEXICON: OnceLock<Lexicon> = OnceLock::new();
     LEXICON.get_or_init(|| {
-        let mut lexicon = Lexicon { expansions: HashMap::new(), verbs: HashMap::new(), phrases: Vec::new() };
+        let mut lexicon = Lexicon {
+            expansions: HashMap::new(),
+            verbs: HashMap::new(),
+            verb_terms: HashMap::new(),
+            phrases: Vec::new(),
+            asks: Vec::new(),
+        };
         let mut add = |from: &str, to: &str, weight: f64| {
             if from == to {
                 return;
@@ -272,6 +319,8 @@ fn lexicon() -> &'static Lexicon {
         };
         let mut phrases = Vec::new();
         let mut verbs = HashMap::new();
+        let mut verb_terms = HashMap::new();
+        let mut asks = Vec::new();
         for group in vocabulary() {
             match &group.kind {
                 GroupKind::Synonyms | GroupKind::Verb(_) => {
@@ -293,17 +342,25 @@ fn lexicon() -> &'static Lexicon {
                     if let GroupKind::Verb(class) = group.kind {
                         for w in &group.words {
                             verbs.entry(w.clone()).or_insert(class);
+                            verb_terms.entry(stem(w)).or_insert(class);
+                        }
+                    }
+                }
+                GroupKind::Ask(forms) => {
+                    let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
+                    for form in forms {
+                        let words: Vec<String> = form.split_whitespace().map(str::to_owned).collect();
+                        if !words.is_empty() {
+                            asks.push((words, terms.clone()));
                         }
                     }
                 }
                 GroupKind::Phrase => {
                     let mut forms = group.words.iter().map(|form| {
                         let mut terms = Vec::new();
-                        for_each_word(form, |w| {
-                            if !STOP_WORDS.contains(&w) {
-                                terms.push(stem(w));
-                            }
-                        });
+                        // Stop words stay in a form (`sign in`, `get rid of`): phrases fold
+                        // before stop words drop.
+                        for_each_word(form, |w| terms.push(stem(w)));
                         terms
                     });
                     let Some(first) = forms.next() else { continue };
@@ -322,6 +379,8 @@ fn lexicon() -> &'static Lexicon {
         phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
+        lexicon.verb_terms = verb_terms;
+        lexicon.asks = asks;
         lexicon
     })
 }
@@ -382,9 +441,6 @@ struct Token {
 fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
     let mut out: Vec<Token> = Vec::new();
     for_each_word(text, |word| {
-        if STOP_WORDS.contains(&word) {
-            return;
-        }
         let term = match stems.get(word) {
             Some(term) => term.clone(),
             None => {
@@ -395,7 +451,23 @@ fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
         };
         out.push(Token { word: word.to_owned(), term });
     });
-    fold_phrases(out)
+    let mut out = fold_phrases(out);
+    out.retain(|t| !STOP_WORDS.contains(&t.word.as_str()));
+    // The undoing form of a verb also names the verb (`unstar` -> `star`, `unassign` -> `assign`).
+    let verbs = &lexicon().verbs;
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(rest) = out[i].word.strip_prefix("un")
+            && rest.len() >= 3
+            && verbs.contains_key(rest)
+        {
+            let token = Token { word: rest.to_owned(), term: stem(rest) };
+            out.insert(i + 1, token);
+            i += 1;
+        }
+        i += 1;
+    }
+    out
 }
 
 fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
@@ -424,18 +496,31 @@ fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
     out
 }
 
-/// The class of a query: its leading verb, or a question word (read). Filler words are skipped.
+/// The class of a query: its leading verb (a phrasal verb such as `get rid of` counts as the verb
+/// it folds into), or a question word (read). Filler words are skipped.
 fn query_class(query: &str) -> Option<VerbClass> {
-    let verbs = &lexicon().verbs;
-    let mut first = None;
+    let lexicon = lexicon();
+    let verbs = &lexicon.verbs;
+    let mut words: Vec<String> = Vec::new();
     for_each_word(query, |w| {
-        if first.is_none() && !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the") {
-            first = Some(w.to_owned());
+        if words.len() < 4
+            && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
+        {
+            words.push(w.to_owned());
         }
     });
-    let first = first?;
+    let first = words.first()?.clone();
     if QUESTION_WORDS.contains(&first.as_str()) {
         return Some(VerbClass::Read);
+    }
+    // A phrasal verb at the start: its canonical term's class.
+    let mut stems = HashMap::new();
+    if let Some(token) = tokens(&words.join(" "), &mut stems).first()
+        && token.word.contains(' ')
+        && token.word.starts_with(first.as_str())
+        && let Some(&class) = lexicon.verb_terms.get(&token.term)
+    {
+        return Some(class);
     }
     if let Some(&class) = verbs.get(&first) {
         return Some(class);
@@ -463,16 +548,48 @@ fn query_class(query: &str) -> Option<VerbClass> {
     None
 }
 
-/// The class of a tool: the first verb of its name.
-fn tool_class(name: &str) -> Option<VerbClass> {
-    let verbs = &lexicon().verbs;
-    let mut class = None;
-    for_each_word(name, |w| {
-        if class.is_none() {
-            class = verbs.get(w).copied();
+/// Particles of split phrasal verbs (`take my star off`).
+const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down"];
+
+/// The query with a split phrasal verb joined (`take my star off` -> `take off my star`) when
+/// the vocabulary has the phrase, else `None`.
+fn join_split_phrasal(query: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    for_each_word(query, |w| {
+        if words.len() < MAX_QUERY_TERMS * 2 {
+            words.push(w.to_owned());
         }
     });
-    class
+    let verb = words
+        .iter()
+        .position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
+    let phrases = &lexicon().phrases;
+    let verb_term = stem(&words[verb]);
+    for at in (verb + 2)..words.len().min(verb + 6) {
+        let particle = words[at].as_str();
+        if !PARTICLES.contains(&particle) {
+            continue;
+        }
+        let form = [verb_term.clone(), stem(particle)];
+        if phrases.iter().any(|(f, _)| f.as_slice() == form) {
+            let particle = words.remove(at);
+            words.insert(verb + 1, particle);
+            return Some(words.join(" "));
+        }
+    }
+    None
+}
+
+/// The class of a tool and its verb: the first verb of its name.
+fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
+    let verbs = &lexicon().verbs;
+    let mut found = None;
+    for_each_word(name, |w| {
+        if found.is_none() {
+            found = verbs.get(w).map(|&class| (class, w.to_owned()));
+        }
+    });
+    found
 }
 
 fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> f64 {
@@ -534,7 +651,7 @@ pub(crate) struct SearchIndex {
     sorted: Vec<u32>,
     postings: Vec<Vec<Posting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
-    words_by_len: Vec<Vec<(String, u32)>>,
+    words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
     known_words: HashMap<String, u32>,
     doc_len: Vec<[f32; FIELDS]>,
@@ -544,6 +661,8 @@ pub(crate) struct SearchIndex {
     /// Character trigrams of the lower-cased name and label, for the fallback.
     trigrams: Vec<Vec<[u8; 3]>>,
     classes: Vec<Option<VerbClass>>,
+    /// The term of each document's verb (the first verb of its name).
+    verb_terms: Vec<Option<u32>>,
     /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
     pairs: HashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
@@ -554,6 +673,8 @@ pub(crate) struct SearchIndex {
     owners: usize,
     /// Per term: `(owner, weighted term frequency)` over the owner's documents.
     owner_postings: Vec<Vec<(u16, f32)>>,
+    /// Per term: the owners whose name has it.
+    owner_named: Vec<Vec<u16>>,
     /// Weighted length of each owner document.
     owner_len: Vec<f32>,
     /// Average weighted owner-document length.
@@ -607,7 +728,8 @@ impl SearchIndex {
                             if index.words_by_len.len() <= n {
                                 index.words_by_len.resize(n + 1, Vec::new());
                             }
-                            index.words_by_len[n].push((token.word, id));
+                            let mask = letter_mask(&token.word);
+                            index.words_by_len[n].push((token.word, id, mask));
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
@@ -632,7 +754,9 @@ impl SearchIndex {
                 key.push_str(&label.to_ascii_lowercase());
             }
             index.trigrams.push(trigrams(&key));
-            index.classes.push(tool_class(text.name));
+            let verb = tool_verb(text.name);
+            index.classes.push(verb.as_ref().map(|v| v.0));
+            index.verb_terms.push(verb.and_then(|(_, word)| index.vocab.get(&stem(&word)).copied()));
         }
         let n = docs.len().max(1) as f64;
         for (avg, total) in index.avg_len.iter_mut().zip(totals) {
@@ -683,17 +807,34 @@ impl SearchIndex {
                 tf.into_iter().enumerate().filter(|(_, t)| *t > 0.0).map(|(o, t)| (o as u16, t)).collect()
             })
             .collect();
+        self.owner_named = self
+            .postings
+            .iter()
+            .map(|postings| {
+                let mut named: Vec<u16> = postings
+                    .iter()
+                    .filter(|p| p.tf[2] > 0.0)
+                    .map(|p| self.owner_of[p.doc as usize])
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
+                named
+            })
+            .collect();
     }
 
     /// How much of the document's name the query accounts for: `floor + (1 - floor) * share`,
     /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
     /// `remove_issue_link` for "remove a ticket") costs.
-    fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>) -> f64 {
+    fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>, state: Option<u32>) -> f64 {
         let (mut total, mut hit) = (0f64, 0f64);
+        let state = state.filter(|_| self.classes[doc] != Some(VerbClass::Read));
         for &(id, idf) in &self.name_terms[doc] {
             total += f64::from(idf);
-            hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+            if Some(id) != state {
+                hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+            }
         }
         if total <= 0.0 {
             return 1.0;
@@ -731,6 +872,34 @@ impl SearchIndex {
         if max > 0.0 {
             for t in &mut total {
                 *t /= max;
+            }
+        }
+        // A query word that names owners ("on github") and is mostly theirs (not `time` or
+        // `memory`, words every server uses) picks them.
+        let mut named = vec![false; self.owners];
+        for word in expansions {
+            for &(id, weight, kind) in word {
+                let owners = &self.owner_named[id as usize];
+                if kind != Kind::Exact || weight < 1.0 || owners.is_empty() {
+                    continue;
+                }
+                let (mut theirs, mut all) = (0f64, 0f64);
+                for &(owner, tf) in &self.owner_postings[id as usize] {
+                    all += f64::from(tf);
+                    if owners.contains(&owner) {
+                        theirs += f64::from(tf);
+                    }
+                }
+                if all > 0.0 && theirs / all >= OWNER_NAMED_SHARE {
+                    for &o in owners {
+                        named[o as usize] = true;
+                    }
+                }
+            }
+        }
+        if named.contains(&true) {
+            for (t, named) in total.iter_mut().zip(named) {
+                *t = if named { 1.0 } else { *t * OWNER_UNNAMED };
             }
         }
         total
@@ -817,8 +986,14 @@ impl SearchIndex {
             let max = if word_len >= 8 { 2 } else { 1 };
             let lo = word_len.saturating_sub(max);
             let hi = (word_len + max).min(self.words_by_len.len().saturating_sub(1));
+            let mask = letter_mask(word);
             for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
-                for (candidate, id) in bucket {
+                for (candidate, id, candidate_mask) in bucket {
+                    // An edit changes at most two of the letters a word has: words that differ
+                    // in more are too far, without computing the distance.
+                    if (mask ^ candidate_mask).count_ones() as usize > 2 * max {
+                        continue;
+                    }
                     if let Some(d) = bounded_edit_distance(word, candidate, max) {
                         add(*id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
                     }
@@ -828,6 +1003,54 @@ impl SearchIndex {
         out
     }
 
+    /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
+    /// things it names are ([`entity_words`]: `notes.txt` is a file): per document and per such
+    /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
+    fn add_asks(&self, query: &str, scores: &mut [f64]) -> HashMap<usize, Vec<String>> {
+        let asks = &lexicon().asks;
+        let mut words: Vec<String> = Vec::new();
+        for_each_word(query, |w| {
+            if words.len() < MAX_QUERY_TERMS * 2 {
+                words.push(w.to_owned());
+            }
+        });
+        let mut groups: Vec<(String, Vec<String>)> = asks
+            .iter()
+            .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
+            .map(|(form, terms)| (form.join(" "), terms.clone()))
+            .collect();
+        groups.extend(entity_words(query).into_iter().map(|w| (w.to_owned(), vec![stem(w)])));
+        let mut best: HashMap<usize, f64> = HashMap::new();
+        let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
+        for (label, terms) in groups {
+            best.clear();
+            for term in &terms {
+                let Some(&id) = self.vocab.get(term) else { continue };
+                let postings = &self.postings[id as usize];
+                let idf = self.idf(postings.len());
+                for p in postings {
+                    let doc = p.doc as usize;
+                    let len = &self.doc_len[doc];
+                    let mut tf = 0f64;
+                    for f in 0..FIELDS {
+                        if p.tf[f] > 0.0 {
+                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
+                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                        }
+                    }
+                    let score = ASK_WEIGHT * idf * tf / (K1 + tf);
+                    let b = best.entry(doc).or_insert(0.0);
+                    *b = b.max(score);
+                }
+            }
+            for (&doc, &bonus) in &best {
+                scores[doc] += bonus;
+                asked.entry(doc).or_default().push(label.clone());
+            }
+        }
+        asked
+    }
+
     /// Documents, best first, exactly `min(limit, documents)` of them.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
         let limit = limit.min(self.docs());
@@ -835,8 +1058,10 @@ impl SearchIndex {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+        let joined = join_split_phrasal(&query);
+        let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();
-        let mut query_tokens = tokens(&query, &mut stems);
+        let mut query_tokens = tokens(text, &mut stems);
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
             let fresh = !seen.contains(&t.term);
@@ -861,7 +1086,20 @@ impl SearchIndex {
         let mut stamp = vec![u32::MAX; docs];
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
-        let owner_relevance = self.owner_relevance(&all_expansions);
+        // What the query names by form (`#general`: a channel) also says which server it is about.
+        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query)
+            .into_iter()
+            .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
+            .collect();
+        let owner_relevance = if entities.is_empty() {
+            self.owner_relevance(&all_expansions)
+        } else {
+            let mut words = all_expansions.clone();
+            words.extend(entities);
+            self.owner_relevance(&words)
+        };
+        let class = query_class(text);
+        let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: HashMap<u32, f64> = HashMap::new();
         for word in &all_expansions {
@@ -871,9 +1109,10 @@ impl SearchIndex {
             }
         }
         for (i, expansions) in all_expansions.iter().enumerate() {
-            // The word's concept (its own term, compounds, synonyms) shares one idf: the idf of the
-            // entries any of them occurs in. A rare literal word does not outweigh the common
-            // synonym it stands for, and a synonym never outweighs the word.
+            // The word's concept (its own term, compounds, synonyms) shares one idf: between the
+            // idf of the entries any of them occurs in and the word's own. A rare literal word
+            // does not fully outweigh the common synonym it stands for, and a synonym never
+            // outweighs the word.
             let mut concept_df = 0usize;
             for &(id, _, kind) in expansions {
                 if kind != Kind::Near {
@@ -885,7 +1124,14 @@ impl SearchIndex {
                     }
                 }
             }
-            let concept_idf = (concept_df > 0).then(|| self.idf(concept_df));
+            let own_df = expansions
+                .iter()
+                .find(|e| e.2 == Kind::Exact && e.1 >= 1.0)
+                .map_or(concept_df, |&(id, _, _)| self.postings[id as usize].len());
+            // The geometric mean with the word's own idf: a rare word (`tab`) standing for a
+            // common synonym (`page`) keeps some of its weight.
+            let concept_idf =
+                (concept_df > 0).then(|| (self.idf(concept_df) * self.idf(own_df.max(1))).sqrt());
             let mut query_idf = concept_idf.unwrap_or(0.0);
             for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
@@ -903,7 +1149,15 @@ impl SearchIndex {
                     let len = &self.doc_len[doc];
                     let mut tf = 0f64;
                     let mut mask = 0u8;
+                    // A read ask's verbs name a state ("who is assigned"), not the action of
+                    // a write tool's name.
+                    let state = read_ask
+                        && self.verb_terms[doc] == Some(id)
+                        && self.classes[doc] != Some(VerbClass::Read);
                     for f in 0..FIELDS {
+                        if state && SUPPRESS[f] {
+                            continue;
+                        }
                         if p.tf[f] > 0.0 {
                             let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
                             tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
@@ -943,8 +1197,8 @@ impl SearchIndex {
             }
             touched.clear();
         }
+        let asked = self.add_asks(&query, &mut scores);
         let whole = query.trim().to_ascii_lowercase();
-        let class = query_class(&query);
         // Adjacent query words that stand side by side in a name, label or summary.
         let mut adjacent = vec![0f64; docs];
         for pair in all_expansions.windows(2) {
@@ -969,7 +1223,7 @@ impl SearchIndex {
             let score = scores[doc]
                 * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
                 * verb_factor(class, self.classes[doc])
-                * self.name_coverage(doc, &matched_terms)
+                * self.name_coverage(doc, &matched_terms, if read_ask { self.verb_terms[doc] } else { None })
                 * (1.0 + ADJACENT_BONUS * adjacent[doc]);
             ranked.push((score, doc));
         }
@@ -992,14 +1246,18 @@ impl SearchIndex {
             .map(|&(score, doc)| Ranked {
                 doc,
                 score: round3(score.min(1.0e5) / (score.min(1.0e5) + norm)),
-                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc]),
+                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc], asked.get(&doc)),
             })
             .collect();
         if out.len() < limit {
             let grams = trigrams(&query.to_ascii_lowercase());
             let mut rest: Vec<(f64, usize)> = (0..docs)
                 .filter(|&doc| scores[doc] <= 0.0)
-                .map(|doc| (trigram_similarity(&grams, &self.trigrams[doc]), doc))
+                .map(|doc| {
+                    // The query's action still tells: a write ask prefers write tools.
+                    let similarity = trigram_similarity(&grams, &self.trigrams[doc]);
+                    (verb_factor(class, self.classes[doc]) + similarity.min(0.99) * 0.01, doc)
+                })
                 .collect();
             rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             out.extend(rest.into_iter().take(limit - out.len()).map(|(_, doc)| Ranked {
@@ -1010,6 +1268,62 @@ impl SearchIndex {
         }
         out
     }
+}
+
+/// What the things a query names are, by their form: a file name with an extension
+/// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
+/// `@name` a user, and `#42` or a key like `OPS-7` an issue.
+fn entity_words(query: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let mut push = |w: &'static str| {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
+        let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
+        let lower = chunk.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
+            push("url");
+            continue;
+        }
+        if let Some(rest) = chunk.strip_prefix('#') {
+            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                push("issue");
+            } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+                push("channel");
+            }
+            continue;
+        }
+        if chunk
+            .strip_prefix('@')
+            .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
+        {
+            push("user");
+            continue;
+        }
+        if let Some((key, number)) = chunk.split_once('-')
+            && key.len() >= 2
+            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && key.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+        {
+            push("issue");
+            continue;
+        }
+        if let Some((stem, ext)) = chunk.rsplit_once('.')
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic())
+            && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b))
+            && !stem.contains("..")
+        {
+            // A host name (`example.com`) is an address, not a file.
+            push(if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" });
+        }
+    }
+    out
 }
 
 /// The description's first sentence (at most 300 bytes, cut at a word) and the rest.
@@ -1037,8 +1351,8 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// `name: create, issue~; description: bug`, at most [`MAX_MATCH_CHARS`] characters.
-fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32) -> String {
+/// `name: create, issue~; description: bug; asks: who~`, at most [`MAX_MATCH_CHARS`] characters.
+fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32, asked: Option<&Vec<String>>) -> String {
     let mut out = String::new();
     for (f, &mask) in fields.iter().enumerate() {
         if mask == 0 {
@@ -1062,6 +1376,14 @@ fn match_text(tokens: &[Token], fields: &[u32; FIELDS], near: u32) -> String {
                 }
             }
         }
+    }
+    if let Some(asked) = asked {
+        // What question words and the things the query names matched: `asks: who~, channel~`.
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str("asks: ");
+        out.push_str(&asked.iter().map(|a| format!("{a}~")).collect::<Vec<_>>().join(", "));
     }
     if out.chars().count() > MAX_MATCH_CHARS {
         out = out.chars().take(MAX_MATCH_CHARS - 1).collect();
@@ -1109,17 +1431,47 @@ fn trigram_similarity(a: &[[u8; 3]], b: &[[u8; 3]]) -> f64 {
     common as f64 / (a.len() + b.len() - common) as f64
 }
 
+/// Which ASCII letters and digits a word has, one bit each.
+fn letter_mask(word: &str) -> u64 {
+    word.bytes().fold(0u64, |mask, b| match b {
+        b'a'..=b'z' => mask | 1 << (b - b'a'),
+        b'0'..=b'9' => mask | 1 << (26 + b - b'0'),
+        _ => mask | 1 << 36,
+    })
+}
+
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), over bytes, when it
-/// is at most `max`, else `None`. Indexed words are ASCII, so bytes are characters there.
+/// is at most `max`, else `None`. Indexed words are ASCII, so bytes are characters there. Words
+/// shorter than 64 bytes (all the typo candidates) are compared without allocating.
 pub(crate) fn bounded_edit_distance(a: &str, b: &str, max: usize) -> Option<usize> {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len().abs_diff(b.len()) > max {
         return None;
     }
-    let width = b.len() + 1;
-    let mut prev2 = vec![0usize; width];
-    let mut prev: Vec<usize> = (0..width).collect();
-    let mut row = vec![0usize; width];
+    const STACK: usize = 64;
+    if b.len() < STACK {
+        let mut rows = [[0usize; STACK]; 3];
+        let [prev2, prev, row] = &mut rows;
+        osa(a, b, max, &mut prev2[..=b.len()], &mut prev[..=b.len()], &mut row[..=b.len()])
+    } else {
+        let width = b.len() + 1;
+        osa(a, b, max, &mut vec![0; width], &mut vec![0; width], &mut vec![0; width])
+    }
+}
+
+/// The rows of [`bounded_edit_distance`], each `b.len() + 1` long.
+fn osa(
+    a: &[u8],
+    b: &[u8],
+    max: usize,
+    prev2: &mut [usize],
+    prev: &mut [usize],
+    row: &mut [usize],
+) -> Option<usize> {
+    let (mut prev2, mut prev, mut row) = (prev2, prev, row);
+    for (j, cell) in prev.iter_mut().enumerate() {
+        *cell = j;
+    }
     for i in 1..=a.len() {
         row[0] = i;
         let mut row_min = i;

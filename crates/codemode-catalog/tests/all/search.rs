@@ -205,6 +205,116 @@ fn synonyms_phrases_and_plural_acronyms() {
     assert_eq!(ids(&catalog.search("password in the key vault", 1)), ["openclaw:cloud:keyvault_secret_get"]);
 }
 
+fn tracker() -> Catalog {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "tracker").description(description)
+    };
+    Catalog::build(
+        vec![
+            tool("get_page", "Get a wiki page by its id"),
+            tool("delete_page", "Delete a wiki page"),
+            tool("star_repository", "Star a repository"),
+            tool("unstar_repository", "Unstar a repository"),
+            tool("list_repository_collaborators", "List the collaborators of a repository"),
+            tool("push_files", "Push several files to a repository in one commit"),
+            tool("assign_issue", "Assign an issue to a user"),
+            tool("get_issue", "Get an issue with its assignees and status"),
+            tool("write_file", "Write content to a file on disk"),
+            tool("add_comment", "Add a comment"),
+            tool("get_audit_log", "Read the audit log"),
+            tool("sign_in", "Sign in with a user name and password"),
+        ],
+        &CatalogOptions::default(),
+    )
+}
+
+#[test]
+fn phrasal_verbs_fold_into_the_verb_they_mean() {
+    let catalog = tracker();
+    // `get rid of` is a delete, not a read led by `get`.
+    assert_eq!(ids(&catalog.search("get rid of an old wiki page", 1)), ["openclaw:tracker:delete_page"]);
+    // A particle away from its verb still makes the phrase: `take ... off` removes.
+    assert_eq!(ids(&catalog.search("take my star off a repo", 1)), ["openclaw:tracker:unstar_repository"]);
+    // The undoing form of a verb names the verb: `unstar` matches `star`.
+    assert_eq!(
+        ids(&catalog.search("remove the star from a repo", 1)),
+        ["openclaw:tracker:unstar_repository"]
+    );
+    assert_eq!(ids(&catalog.search("star a repo", 1)), ["openclaw:tracker:star_repository"]);
+    // A stop word inside a phrase form (`log in`) does not fold a lone `log` into signing in.
+    assert_eq!(ids(&catalog.search("read the log", 1)), ["openclaw:tracker:get_audit_log"]);
+    assert_eq!(ids(&catalog.search("log in", 1)), ["openclaw:tracker:sign_in"]);
+}
+
+#[test]
+fn question_words_ask_for_what_they_mean_and_verbs_in_a_question_are_states() {
+    let catalog = tracker();
+    // `who` asks for people: the collaborators, not the tool named by the question's verb.
+    assert_eq!(
+        ids(&catalog.search("who can push to this repo", 1)),
+        ["openclaw:tracker:list_repository_collaborators"]
+    );
+    // `assigned` in a question is the issue's state, not the assign action.
+    assert_eq!(ids(&catalog.search("who is assigned to issue 42", 1)), ["openclaw:tracker:get_issue"]);
+    assert_eq!(ids(&catalog.search("assign issue 42 to alice", 1)), ["openclaw:tracker:assign_issue"]);
+}
+
+#[test]
+fn what_a_query_names_tells_by_its_form() {
+    let catalog = tracker();
+    // `notes.txt` is a file, though no word of the query says so.
+    assert_eq!(ids(&catalog.search("save this content to notes.txt", 1)), ["openclaw:tracker:write_file"]);
+}
+
+#[test]
+fn a_fallback_for_a_write_ask_prefers_write_tools() {
+    let catalog = tracker();
+    // No word matches: the nearest entries still follow the action (a write ask, write tools).
+    let hits = catalog.search_hits("save that the window is fridays", 3);
+    assert!(hits.iter().all(|h| h.matched == "nearest"), "{hits:?}");
+    for hit in &hits {
+        let name = hit.entry.id.rsplit(':').next().unwrap_or_default();
+        assert!(
+            ["star_", "unstar_", "push_", "assign_", "write_", "add_", "sign_"]
+                .iter()
+                .any(|p| name.starts_with(p)),
+            "{name} is not a write tool: {hits:?}"
+        );
+        assert!(!name.starts_with("delete_") && !name.starts_with("get_") && !name.starts_with("list_"));
+    }
+}
+
+#[test]
+fn a_query_naming_a_server_picks_it() {
+    let tool = |owner: &str, name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("cloud", "deploy_app", "Deploy an app to the cloud"),
+            tool("cloud", "deploy_plan", "Plan a deployment to the cloud"),
+            tool("cloud", "deploy_logs", "Logs of a deployment"),
+            tool("forge", "run_workflow", "Run a workflow of a repository"),
+            tool("forge", "list_workflows", "List the workflows of a repository"),
+            tool("forge", "list_deployments", "List the deployments of a repository"),
+            tool("chat", "post_message", "Post a message to a channel"),
+            tool("chat", "list_channels", "List the channels"),
+        ],
+        &CatalogOptions::default(),
+    );
+    let owner = |query: &str| catalog.search(query, 1)[0].id.split(':').nth(1).unwrap_or_default().to_owned();
+    // The deployment words are the cloud's; naming the forge picks the forge.
+    assert_eq!(owner("deployments"), "cloud");
+    assert_eq!(owner("deployments on forge"), "forge");
+    // Naming a server weighs it; it does not hide the tool the rest of the query names.
+    assert_eq!(owner("deployment logs on forge"), "cloud");
+    let top3 = ids(&catalog.search("deployment logs on forge", 3));
+    assert!(top3.contains(&"openclaw:forge:list_deployments"), "{top3:?}");
+    // `#general` is a channel: the chat server, though no word says so.
+    assert_eq!(owner("announce it in #general"), "chat");
+    assert_eq!(catalog.search_hits("announce it in #general", 1)[0].matched, "asks: channel~");
+}
+
 #[test]
 fn names_split_on_case_kebab_and_dots() {
     let catalog = small();
@@ -368,9 +478,10 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
     evaluate(&intents(), setting, ranker, keep)
 }
 
-/// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Not met yet: this test
-/// holds the level reached (86.5% / 80.9% on the whole set) so it cannot silently regress, and the
-/// engine must beat the word-overlap baseline (57.7% / 46.5%).
+/// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
+/// Reached on the whole set (90.3% / 87.4%), not yet on the held-out split (86.3% / 84.6%): this
+/// test holds both levels so they cannot silently regress, and the engine must beat the
+/// word-overlap baseline (57.7% / 46.5%).
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -380,18 +491,23 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !m.1.is_empty()).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.86,
+        one.all.top3_rate() >= 0.90,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
-    assert!(all.all.top3_rate() >= 0.80, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(all.all.top3_rate() >= 0.87, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
     assert!(
         all.all.top3 > baseline.all.top3,
         "engine {} vs word overlap {}",
         all.all.top3,
         baseline.all.top3
     );
+    // The held-out split (its misses are not printed: it is not looked at while tuning).
+    let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
+    let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
+    assert!(one.all.top3_rate() >= 0.86, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.84, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split,
