@@ -139,6 +139,8 @@ enum Follows {
     Operator,
     /// The test of a conditional (or the right operand of an operator inside the test).
     Conditional,
+    /// Any operand of an operator or a conditional (`(f<T>) in x`, `a + (f<T>) in x`).
+    Operand,
 }
 
 /// One inserted pair in the current text: where the `(` is, where the `)` ends, and its role.
@@ -152,7 +154,8 @@ struct Pair {
 /// Finds and repairs where oxc's parse of `source` (already parsed as `first`) differs from
 /// `tsc`'s around `as`/`satisfies`.
 pub(crate) fn regroup(source: &str, first: &ParserReturn<'_>) -> Outcome {
-    if !(source.contains("as") || source.contains("satisfies")) {
+    // A clean parse can only diverge at an `as`/`satisfies`.
+    if is_clean(first) && !(source.contains("as") || source.contains("satisfies")) {
         return Outcome::Unchanged;
     }
     let mut state = Repair { text: source.to_owned(), inserted: Vec::new(), pairs: Vec::new(), parses: 0 };
@@ -263,7 +266,7 @@ impl Repair {
             if is_clean(&parsed) {
                 let mut scan = Scan::new(false);
                 scan.visit_program(&parsed.program);
-                return markers.iter().map(|m| m.group(&probe, &scan.assertions)).collect();
+                return markers.iter().map(|m| m.group(&probe, &scan)).collect();
             }
             at = error_offset(&parsed)?;
         }
@@ -303,6 +306,7 @@ fn classify(parsed: &ParserReturn<'_>, pairs: &[Pair]) -> Parse {
                 && match p.follows {
                     Follows::Operator => role == Role::Left,
                     Follows::Conditional => matches!(role, Role::Test | Role::Right),
+                    Follows::Operand => role != Role::Other,
                 }
         })
     });
@@ -334,23 +338,29 @@ enum MarkerKind {
     Conditional,
     /// `<=` after the type (form 3).
     LessEqual,
+    /// `in` after type arguments (form 4); the group is the instantiation expression.
+    In,
 }
 
 impl Marker {
     /// The assertion of the probe's AST the marker belongs to.
-    fn group(&self, probe: &str, assertions: &[Assertion]) -> Option<Group> {
-        let found = assertions.iter().find(|a| match self.kind {
+    fn group(&self, probe: &str, scan: &Scan<'_>) -> Option<Group> {
+        let candidates = if self.kind == MarkerKind::In { &scan.instantiations } else { &scan.assertions };
+        let found = candidates.iter().find(|a| match self.kind {
             MarkerKind::Operator => {
                 next_significant(probe, a.span.end) == Some(self.at)
                     && a.inner_precedence.is_some_and(|p| self.precedence > p)
             }
-            MarkerKind::LessEqual => next_significant(probe, a.span.end) == Some(self.at),
+            MarkerKind::LessEqual | MarkerKind::In => next_significant(probe, a.span.end) == Some(self.at),
             MarkerKind::Conditional => next_significant(probe, a.span.end).is_some_and(|q| {
                 probe.as_bytes()[q as usize] == b'?' && next_significant(probe, q + 1) == Some(self.at)
             }),
         })?;
-        let follows =
-            if self.kind == MarkerKind::Conditional { Follows::Conditional } else { Follows::Operator };
+        let follows = match self.kind {
+            MarkerKind::Conditional => Follows::Conditional,
+            MarkerKind::In => Follows::Operand,
+            MarkerKind::Operator | MarkerKind::LessEqual => Follows::Operator,
+        };
         Some(Group { span: found.span, statement_start: found.statement_start, follows })
     }
 }
@@ -371,6 +381,15 @@ fn marker(text: &str, at: u32) -> Option<Marker> {
                 replacement: "void ",
             });
         }
+    }
+    if rest.starts_with(b"in") && !is_ident(rest.get(2)) {
+        return Some(Marker {
+            kind: MarkerKind::In,
+            at: e,
+            precedence: Precedence::Compare,
+            replace: (e, e + 2),
+            replacement: "* ",
+        });
     }
     // The error of form 3 is reported at the `=` of `<=`.
     let less_equal = if rest.starts_with(b"<=") {
@@ -466,6 +485,8 @@ struct Scan<'a> {
     divergences: bool,
     stack: Vec<AstKind<'a>>,
     assertions: Vec<Assertion>,
+    /// Instantiation expressions (`f<T>`), in the same shape.
+    instantiations: Vec<Assertion>,
     diverged: Vec<Group>,
     parens: Vec<(Span, Role)>,
 }
@@ -489,6 +510,7 @@ impl<'a> Scan<'a> {
             divergences,
             stack: Vec::new(),
             assertions: Vec::new(),
+            instantiations: Vec::new(),
             diverged: Vec::new(),
             parens: Vec::new(),
         }
@@ -567,6 +589,13 @@ impl<'a> Visit<'a> for Scan<'a> {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),
                     inner_precedence: inner_precedence(&x.expression),
+                });
+            }
+            AstKind::TSInstantiationExpression(x) => {
+                self.instantiations.push(Assertion {
+                    span: x.span,
+                    statement_start: self.statement_starts_at(x.span.start),
+                    inner_precedence: None,
                 });
             }
             AstKind::BinaryExpression(b) if self.divergences => {
