@@ -17,7 +17,10 @@
 //!    a stack segment of that size when the calling thread has less left.
 //! 3. **Parsing** with [oxc](https://oxc.rs) as JavaScript or TypeScript. Syntax errors become
 //!    diagnostics with a line, a column and a code frame; a TypeScript cell with a syntax error
-//!    never reaches the sandbox.
+//!    never reaches the sandbox. Where oxc groups a TypeScript expression differently from `tsc`
+//!    (`1 + 2 as number * 3` is `(1 + 2) * 3` there, `x as T ? await y : z`, `x as T <= y`,
+//!    `f<T> in x`), the cell is parsed with parentheses that make the two agree, placed from oxc's
+//!    own AST (`regroup.rs`); they appear in the output and positions map around them.
 //! 4. **Module syntax** is rejected in both languages: static `import`/`export`, `import()`,
 //!    `import.meta` and `require(...)` calls. The check walks the AST, so text that merely mentions
 //!    them (strings, templates, regexes, comments, `obj.import`, `requireAuth`) is fine. Type-only
@@ -87,6 +90,8 @@ use oxc::span::SourceType;
 
 pub use crate::diagnostic::{Diagnostic, DiagnosticKind};
 pub use crate::nesting::MAX_NESTING;
+#[doc(hidden)]
+pub use crate::regroup::MAX_PARSES as MAX_REGROUP_PARSES;
 use crate::regroup::{Insertions, Outcome, Regrouped};
 use crate::rewrite::{Edit, EditKind, Rewritten};
 

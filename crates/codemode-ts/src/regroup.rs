@@ -54,9 +54,10 @@ use oxc::syntax::precedence::{GetPrecedence, Precedence};
 
 use crate::diagnostic::{LineIndex, to_u32};
 
-/// At most this many parses are spent on one cell's repair; past it the cell is reported as oxc
-/// parsed it (a syntax error, or the divergence as unsupported).
-const MAX_PARSES: usize = 48;
+/// At most this many extra parses are spent on one cell's repair; past it the cell is reported as
+/// oxc parsed it (a syntax error, or the divergence as unsupported). Each rejected form costs one
+/// parse, and the repaired text one more, so a cell can hold up to `MAX_PARSES - 1` of them.
+pub const MAX_PARSES: usize = 48;
 
 /// The text oxc parses after the repair.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
