@@ -1,6 +1,7 @@
-//! TypeScript's grouping around `as` and `satisfies` where oxc's parser differs from `tsc`'s.
+//! TypeScript's grouping around `as`, `satisfies` and type arguments where oxc's parser differs
+//! from `tsc`'s.
 //!
-//! oxc 0.146 parses three forms differently from TypeScript 5 (whose `transpileModule` is what a
+//! oxc 0.146 parses four forms differently from TypeScript 5 (whose `transpileModule` is what a
 //! TypeScript user runs):
 //!
 //! 1. **An operator after `a OP b as T`.** `tsc` treats `as T`/`satisfies T` as a postfix operator
@@ -16,31 +17,34 @@
 //!    reads `T?` as a JSDoc nullable type, then fails at `await`.
 //! 3. **`x as T <= y`.** oxc splits `<=` after a type reference into `<` and `=` to look for type
 //!    arguments (`tsc` only splits `<<`), then fails at `=`.
+//! 4. **`f<T> in x`.** Type arguments end an instantiation expression when a binary operator
+//!    follows; oxc does not count `in` as one where `in` is allowed (its check is inverted), reads
+//!    `f < T > in x` and fails at `in`.
 //!
-//! In all three, `tsc`'s tree has the assertion `N` (from the start of its operand to the end of
-//! its type) as the running left operand of a binary-operator loop, followed by a token that is
-//! not a member, call or type-argument continuation (a binary operator, `?` or `<=`). Writing `(N)`
-//! instead of `N` gives the same tree in `tsc` (a parenthesized primary at the start of the same
-//! loop, followed by the same tokens) plus a parenthesized-expression node, which evaluates the
-//! same. And oxc parses `(N) ...` the way `tsc` does: the operand inside the parentheses ends
-//! at `)`. So the fix is to insert those parentheses into the text oxc parses, found with oxc's own
-//! AST, never by matching source text:
+//! In all four, `tsc`'s tree has an expression `N` (the assertion, from the start of its operand to
+//! the end of its type, or the instantiation expression) as an operand, followed by a token that
+//! is not a member, call or type-argument continuation (a binary operator, `?`, `<=` or `in`).
+//! Writing `(N)` instead of `N` gives the same tree in `tsc` (for an assertion: a parenthesized
+//! primary at the start of the same binary-operator loop, followed by the same tokens) plus a
+//! parenthesized-expression node, which evaluates the same. And oxc parses `(N) ...` the way `tsc`
+//! does: the operand inside the parentheses ends at `)`. So the fix is to insert those parentheses
+//! into the text oxc parses, found with oxc's own AST, never by matching source text:
 //!
 //! - form 1 below a lower operator parses: the AST shows it exactly (a binary expression whose
 //!   left operand ends in an assertion of a binary expression with a lower operator; see
 //!   [`Scan`]);
 //! - a syntax error at a token right after a type is probed: that one token is replaced by a
 //!   token of the same length that oxc handles like `tsc` in that place (`>` for an operator, `>=`
-//!   for `<=`, `void ` for `await`/`yield`), the probe is parsed (repeating for further errors)
-//!   and its AST gives the assertion that ends right before the token. Offsets are unchanged by
-//!   the probe, and everything before the token (which decides where the assertion starts) is
-//!   parsed as before.
+//!   for `<=`, `void ` for `await`/`yield`, `* ` for `in`), the probe is parsed (repeating for
+//!   further errors) and its AST gives the expression that ends right before the token. Offsets
+//!   are unchanged by the probe, and everything before the token (which decides where the
+//!   expression starts) is parsed as before.
 //!
 //! After the parentheses are inserted the text is parsed again, and the repair repeats until the
 //! parse is clean and shows no divergence. The result is accepted only if every inserted pair is
-//! a parenthesized expression in the final AST exactly where it was inserted, as the operand of
-//! the operator or conditional that follows it (so no `(` was taken as call arguments). A new
-//! statement that starts with the assertion gets `;(`: without the semicolon, the line before
+//! a parenthesized expression in the final AST exactly where it was inserted, as an operand of the
+//! operator or conditional that follows it (so no `(` was taken as call arguments). A new
+//! statement that starts with the expression gets `;(`: without the semicolon, the line before
 //! could take the `(` as a call. Positions are mapped back to the user's source with
 //! [`Insertions::source_offset`] and [`Insertions::source_position`].
 
@@ -153,7 +157,7 @@ struct Pair {
 }
 
 /// Finds and repairs where oxc's parse of `source` (already parsed as `first`) differs from
-/// `tsc`'s around `as`/`satisfies`.
+/// `tsc`'s (see the module docs).
 pub(crate) fn regroup(source: &str, first: &ParserReturn<'_>) -> Outcome {
     // A clean parse can only diverge at an `as`/`satisfies`.
     if is_clean(first) && !(source.contains("as") || source.contains("satisfies")) {
@@ -265,7 +269,7 @@ impl Repair {
             let allocator = Allocator::default();
             let parsed = crate::parse(&allocator, &probe, crate::Language::TypeScript);
             if is_clean(&parsed) {
-                let mut scan = Scan::new(false);
+                let mut scan = Scan::new(false, true);
                 scan.visit_program(&parsed.program);
                 return markers.iter().map(|m| m.group(&probe, &scan)).collect();
             }
@@ -298,7 +302,7 @@ fn classify(parsed: &ParserReturn<'_>, pairs: &[Pair]) -> Parse {
     if !is_clean(parsed) {
         return Parse::Error(error_offset(parsed).unwrap_or(0));
     }
-    let mut scan = Scan::new(true);
+    let mut scan = Scan::new(true, !pairs.is_empty());
     scan.visit_program(&parsed.program);
     let pairs_hold = pairs.iter().all(|p| {
         scan.parens.iter().any(|&(span, role)| {
@@ -483,7 +487,11 @@ struct Assertion {
 /// One walk over a parse: its assertions, the assertions oxc grouped differently from `tsc`
 /// (form 1 below a lower operator), and its parenthesized expressions with their role.
 struct Scan<'a> {
+    /// Look for divergences (clean parses).
     divergences: bool,
+    /// Record assertions, instantiation expressions and parenthesized expressions (probes, and
+    /// parses that must show earlier inserted pairs).
+    collect: bool,
     stack: Vec<AstKind<'a>>,
     assertions: Vec<Assertion>,
     /// Instantiation expressions (`f<T>`), in the same shape.
@@ -506,9 +514,10 @@ enum Role {
 }
 
 impl<'a> Scan<'a> {
-    fn new(divergences: bool) -> Self {
+    fn new(divergences: bool, collect: bool) -> Self {
         Self {
             divergences,
+            collect,
             stack: Vec::new(),
             assertions: Vec::new(),
             instantiations: Vec::new(),
@@ -578,21 +587,21 @@ fn inner_precedence(mut e: &Expression<'_>) -> Option<Precedence> {
 impl<'a> Visit<'a> for Scan<'a> {
     fn enter_node(&mut self, kind: AstKind<'a>) {
         match kind {
-            AstKind::TSAsExpression(x) => {
+            AstKind::TSAsExpression(x) if self.collect => {
                 self.assertions.push(Assertion {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),
                     inner_precedence: inner_precedence(&x.expression),
                 });
             }
-            AstKind::TSSatisfiesExpression(x) => {
+            AstKind::TSSatisfiesExpression(x) if self.collect => {
                 self.assertions.push(Assertion {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),
                     inner_precedence: inner_precedence(&x.expression),
                 });
             }
-            AstKind::TSInstantiationExpression(x) => {
+            AstKind::TSInstantiationExpression(x) if self.collect => {
                 self.instantiations.push(Assertion {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),
@@ -605,7 +614,7 @@ impl<'a> Visit<'a> for Scan<'a> {
             AstKind::LogicalExpression(l) if self.divergences => {
                 self.check_operand(&l.left, l.operator.precedence());
             }
-            AstKind::ParenthesizedExpression(p) => {
+            AstKind::ParenthesizedExpression(p) if self.collect => {
                 let span = p.span;
                 let role = match self.stack.last() {
                     Some(AstKind::BinaryExpression(b)) if b.left.span() == span => Role::Left,
