@@ -190,15 +190,17 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
         bail!("{fixture_failures} fixture(s) differ");
     }
     // What the generated programs of CI's seed still disagree on is measured and exact, so any new
-    // disagreement fails; other seeds (`cargo xtask fuzz`) get the same rate. The disagreements are
-    // enum constant folding across merged declarations that depends on the order tsc's checker
-    // happens to compute them in (see `KNOWN_GENERATED_DISAGREEMENTS`); where tsc emits invalid
-    // JavaScript, it is tsc's printer (`-(-1 as number)` becomes `--1`).
+    // disagreement fails. Other seeds (`cargo xtask fuzz`) draw other programs: they get twice the
+    // measured rate plus a margin (the counts are small, so their spread is wide), which still
+    // catches a transform that regressed. The disagreements are enum constant folding across
+    // merged declarations that depends on the order tsc's checker happens to compute them in (see
+    // `KNOWN_GENERATED_DISAGREEMENTS`); where tsc emits invalid JavaScript, it is tsc's printer
+    // (`-(-1 as number)` becomes `--1`).
     let bound = |known: usize| {
         if seed == DEFAULT_SEED && generated == GENERATED {
             known
         } else {
-            (generated + GENERATED_UNITS_PROGRAMS) * known / (GENERATED + GENERATED_UNITS_PROGRAMS) + 1
+            2 * (generated + GENERATED_UNITS_PROGRAMS) * known / (GENERATED + GENERATED_UNITS_PROGRAMS) + 5
         }
     };
     let allowed = bound(KNOWN_GENERATED_DISAGREEMENTS);
