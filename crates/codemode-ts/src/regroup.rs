@@ -14,7 +14,8 @@
 //! 2. **`x as T ? await y : z`.** After a type, `?` starts a conditional when the next token can
 //!    start a type. `tsc` reads types outside the `await`/`yield` context, so `await` and `yield`
 //!    are identifiers there and the `?` is the conditional; oxc counts them as reserved words and
-//!    reads `T?` as a JSDoc nullable type, then fails at `await`.
+//!    reads `T?` as a JSDoc nullable type, then fails at `await` (or, when the `?` ends a line,
+//!    ends the statement after `T?` and fails at the conditional's `:`).
 //! 3. **`x as T <= y`.** oxc splits `<=` after a type reference into `<` and `=` to look for type
 //!    arguments (`tsc` only splits `<<`), then fails at `=`.
 //! 4. **`f<T> in x`.** Type arguments end an instantiation expression when a binary operator
@@ -35,7 +36,8 @@
 //!   [`Scan`]);
 //! - a syntax error at a token right after a type is probed: that one token is replaced by a
 //!   token of the same length that oxc handles like `tsc` in that place (`>` for an operator, `>=`
-//!   for `<=`, `void ` for `await`/`yield`, `* ` for `in`), the probe is parsed (repeating for
+//!   for `<=`, `void ` for `await`/`yield`, `* ` for `in`; `;` for the `:` of a conditional whose
+//!   test oxc ended at `T?`, whose assertion is then the one before the `?`), the probe is parsed (repeating for
 //!   further errors) and its AST gives the expression that ends right before the token. Offsets
 //!   are unchanged by the probe, and everything before the token (which decides where the
 //!   expression starts) is parsed as before.
@@ -50,7 +52,7 @@
 
 use oxc::allocator::Allocator;
 use oxc::ast::AstKind;
-use oxc::ast::ast::Expression;
+use oxc::ast::ast::{Expression, TSType};
 use oxc::ast_visit::Visit;
 use oxc::parser::ParserReturn;
 use oxc::span::{GetSpan, Span};
@@ -345,11 +347,31 @@ enum MarkerKind {
     LessEqual,
     /// `in` after type arguments (form 4); the group is the instantiation expression.
     In,
+    /// Form 2 with the `?` ending a line: oxc read `T?`, ended the statement there, and failed at
+    /// the conditional's `:` (`at`), which the probe makes a `;`.
+    Colon,
 }
 
 impl Marker {
     /// The assertion of the probe's AST the marker belongs to.
     fn group(&self, probe: &str, scan: &Scan<'_>) -> Option<Group> {
+        if self.kind == MarkerKind::Colon {
+            // The last assertion before the `:` whose type oxc read as `T?` with `await`/`yield`
+            // after the `?`; the group ends before the `?`.
+            let (group, statement_start, _) = scan
+                .nullable
+                .iter()
+                .filter(|(_, _, question)| *question < self.at)
+                .filter(|(_, _, question)| {
+                    next_significant(probe, question + 1).is_some_and(|w| keyword_at(probe, w).is_some())
+                })
+                .max_by_key(|(_, _, question)| *question)?;
+            return Some(Group {
+                span: *group,
+                statement_start: *statement_start,
+                follows: Follows::Conditional,
+            });
+        }
         let candidates = if self.kind == MarkerKind::In { &scan.instantiations } else { &scan.assertions };
         let found = candidates.iter().find(|a| match self.kind {
             MarkerKind::Operator => {
@@ -360,9 +382,10 @@ impl Marker {
             MarkerKind::Conditional => next_significant(probe, a.span.end).is_some_and(|q| {
                 probe.as_bytes()[q as usize] == b'?' && next_significant(probe, q + 1) == Some(self.at)
             }),
+            MarkerKind::Colon => false,
         })?;
         let follows = match self.kind {
-            MarkerKind::Conditional => Follows::Conditional,
+            MarkerKind::Conditional | MarkerKind::Colon => Follows::Conditional,
             MarkerKind::In => Follows::Operand,
             MarkerKind::Operator | MarkerKind::LessEqual => Follows::Operator,
         };
@@ -374,20 +397,25 @@ impl Marker {
 fn marker(text: &str, at: u32) -> Option<Marker> {
     let e = next_significant(text, at)?;
     let rest = &text.as_bytes()[e as usize..];
-    let is_ident =
-        |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80);
-    for word in ["await", "yield"] {
-        if rest.starts_with(word.as_bytes()) && !is_ident(rest.get(word.len())) {
-            return Some(Marker {
-                kind: MarkerKind::Conditional,
-                at: e,
-                precedence: Precedence::Lowest,
-                replace: (e, e + 5),
-                replacement: "void ",
-            });
-        }
+    if keyword_at(text, e).is_some() {
+        return Some(Marker {
+            kind: MarkerKind::Conditional,
+            at: e,
+            precedence: Precedence::Lowest,
+            replace: (e, e + 5),
+            replacement: "void ",
+        });
     }
-    if rest.starts_with(b"in") && !is_ident(rest.get(2)) {
+    if rest.first() == Some(&b':') && rest.get(1) != Some(&b':') {
+        return Some(Marker {
+            kind: MarkerKind::Colon,
+            at: e,
+            precedence: Precedence::Lowest,
+            replace: (e, e + 1),
+            replacement: ";",
+        });
+    }
+    if rest.starts_with(b"in") && !is_identifier_byte(rest.get(2)) {
         return Some(Marker {
             kind: MarkerKind::In,
             at: e,
@@ -445,10 +473,26 @@ fn marker(text: &str, at: u32) -> Option<Marker> {
     })
 }
 
+fn is_identifier_byte(b: Option<&u8>) -> bool {
+    b.is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80)
+}
+
+/// `await` or `yield` as a whole word at `at`.
+fn keyword_at(text: &str, at: u32) -> Option<&'static str> {
+    let rest = &text.as_bytes()[at as usize..];
+    ["await", "yield"]
+        .into_iter()
+        .find(|w| rest.starts_with(w.as_bytes()) && !is_identifier_byte(rest.get(w.len())))
+}
+
 /// The first offset at or after `pos` that is not whitespace or a comment.
 fn next_significant(text: &str, pos: u32) -> Option<u32> {
     let b = text.as_bytes();
     let mut pos = pos as usize;
+    // An error offset may point into a character.
+    while pos < b.len() && !text.is_char_boundary(pos) {
+        pos += 1;
+    }
     while pos < b.len() {
         match b[pos] {
             b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C => pos += 1,
@@ -496,6 +540,9 @@ struct Scan<'a> {
     assertions: Vec<Assertion>,
     /// Instantiation expressions (`f<T>`), in the same shape.
     instantiations: Vec<Assertion>,
+    /// Assertions whose type oxc read as a JSDoc nullable type `T?`: the assertion without the
+    /// `?`, whether a statement starts with it, and the offset of the `?`.
+    nullable: Vec<(Span, bool, u32)>,
     diverged: Vec<Group>,
     parens: Vec<(Span, Role)>,
 }
@@ -521,6 +568,7 @@ impl<'a> Scan<'a> {
             stack: Vec::new(),
             assertions: Vec::new(),
             instantiations: Vec::new(),
+            nullable: Vec::new(),
             diverged: Vec::new(),
             parens: Vec::new(),
         }
@@ -547,6 +595,17 @@ impl<'a> Scan<'a> {
             }
         }
         false
+    }
+
+    /// Records an assertion whose type is `T?` (see [`Scan::nullable`]).
+    fn note_nullable(&mut self, span: Span, ty: &TSType<'a>) {
+        if let TSType::JSDocNullableType(n) = ty
+            && n.postfix
+        {
+            let group = Span::new(span.start, n.type_annotation.span().end);
+            let statement_start = self.statement_starts_at(span.start);
+            self.nullable.push((group, statement_start, n.span.end - 1));
+        }
     }
 
     /// Form 1 below a lower operator: `op` follows `left`, whose right edge is an assertion of a
@@ -588,6 +647,7 @@ impl<'a> Visit<'a> for Scan<'a> {
     fn enter_node(&mut self, kind: AstKind<'a>) {
         match kind {
             AstKind::TSAsExpression(x) if self.collect => {
+                self.note_nullable(x.span, &x.type_annotation);
                 self.assertions.push(Assertion {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),
@@ -595,6 +655,7 @@ impl<'a> Visit<'a> for Scan<'a> {
                 });
             }
             AstKind::TSSatisfiesExpression(x) if self.collect => {
+                self.note_nullable(x.span, &x.type_annotation);
                 self.assertions.push(Assertion {
                     span: x.span,
                     statement_start: self.statement_starts_at(x.span.start),

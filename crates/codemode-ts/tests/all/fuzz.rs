@@ -129,6 +129,8 @@ fn corpus_like_cases() {
         "f<T> in o in p",
         "a + b as T *",
         "x as T ? await",
+        // A syntax error reported inside a multi-byte character.
+        "; number * super()`${}?;<T,> in import private constructorf<T>extends é",
         "\u{feff}const a: number = 1",
         "let a = 1\u{2028}const b: string = ''",
     ] {

@@ -41,6 +41,11 @@ fn a_conditional_after_an_assertion_may_start_with_await_or_yield() {
     assert_eq!(code("return x as T ? await y : z"), "return (x     ) ? await y : z");
     assert_eq!(code("return a || b satisfies T ? await y : z"), "return a || (b            ) ? await y : z");
     assert_eq!(
+        code("return x as T ?\n  await y :\n  z"),
+        "return (x     ) ?\n  await y :\n  z",
+        "with the `?` ending a line oxc ends the statement there; the repair still finds it"
+    );
+    assert_eq!(
         code("function* g() { return x as T ? yield 1 : 2 }"),
         "function* g() { return (x     ) ? yield 1 : 2 }"
     );
