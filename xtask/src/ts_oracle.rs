@@ -224,7 +224,7 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
 const DEFAULT_SEED: u64 = 1;
 
 /// Generated programs of [`DEFAULT_SEED`] that disagree with tsc today (measured): one enum whose
-/// later declaration refers to a member of an earlier one (`enum Foo { X = f(), C = (X), E = `t` }
+/// later declaration refers to a member of an earlier one (`enum Foo { X = f(), C = (X), E = "t" }
 /// enum Foo { N = Foo.E }`). tsc folds such a reference to a constant unless an earlier
 /// declaration's non-constant initializer that refers to a member made its checker compute the
 /// enum's type first, which evaluates the later declarations before the earlier one is done: an
