@@ -2,9 +2,10 @@
 //!
 //! Each program is a Code Mode cell that pushes observations into `out` and returns it. The units
 //! target what type stripping gets wrong when it is wrong: class expressions with heritage clauses
-//! and members, `as`/`satisfies`/`!`/`<T>`/type arguments next to every binary and unary operator,
-//! enum declarations (merged, shadowed, computed, self-named, keyword-named members), auto-accessors,
-//! type-parameter edge cases, and arrow return types across lines. Every observation is wrapped so
+//! and members, `as`/`satisfies`/`!`/`<T>`/type arguments (also instantiation expressions) next to
+//! every binary and unary operator, the conditional and `<=`, enum declarations (merged, shadowed,
+//! computed, self-named, keyword-named members), auto-accessors, type-parameter edge cases, and
+//! arrow return types across lines. Every observation is wrapped so
 //! that a run-time error becomes a value (`"threw TypeError"`) instead of ending the program, and
 //! the whole program is compared with what `typescript@5`'s `transpileModule` output does.
 
@@ -64,8 +65,19 @@ const BINARY: &[&str] = &[
 const UNARY: &[&str] = &["-", "+", "!", "~", "typeof ", "void ", "await "];
 
 /// Type erasures written after an operand.
-const POSTFIX_TYPES: &[&str] =
-    &[" as number", " as any", " satisfies number", " as unknown as number", "!", " as const"];
+const POSTFIX_TYPES: &[&str] = &[
+    " as number",
+    " as any",
+    " satisfies number",
+    " as unknown as number",
+    "!",
+    " as const",
+    " as I",
+    " satisfies Array<any>",
+];
+
+/// Instantiation expressions (type arguments without a call) of values that are not functions.
+const INSTANTIATED: &[&str] = &["x<number>", "s<string>", "o<any>", "o.n<number>"];
 
 const OPERANDS: &[&str] = &["2", "3", "x", "y", "(x)", "o.n", "f(1)", "s", "-1", "0", "NaN"];
 
@@ -79,8 +91,12 @@ fn operator_unit(rng: &mut Rng, i: usize) -> String {
     let op1 = rng.pick(BINARY);
     let op2 = rng.pick(BINARY);
     let ty = rng.pick(POSTFIX_TYPES);
-    let expr = match rng.below(9) {
+    let expr = match rng.below(11) {
         0 => format!("{a} {op1} {b}{ty} {op2} {c}"),
+        // An instantiation expression next to an operator (`x<T> in o`). Of a value that is not a
+        // function: a function's source text differs once its types are blanked.
+        9 => format!("{} {op1} {b}", rng.pick(INSTANTIATED)),
+        10 => format!("{a} {op1} {} {op2} {c}", rng.pick(INSTANTIATED)),
         1 => format!("{a}{ty} {op1} {b}"),
         2 => format!("{a} {op1} {b}{ty}"),
         3 => format!("{}{a}{ty} {op1} {b}", rng.pick(UNARY)),
@@ -196,7 +212,8 @@ fn enum_initializer(rng: &mut Rng, enum_name: &str, earlier: &[String]) -> Strin
 fn enum_unit(rng: &mut Rng, i: usize) -> String {
     let name = if rng.chance(20) { "Foo".to_owned() } else { format!("En{i}") };
     let mut out = String::new();
-    if rng.chance(40) {
+    let shadow = rng.chance(40);
+    if shadow {
         out.push_str(&format!("const {} = 10\n", rng.pick(&["X", "A", "Y"])));
     }
     let is_const = name != "Foo" && rng.chance(20);
@@ -224,7 +241,11 @@ fn enum_unit(rng: &mut Rng, i: usize) -> String {
         out.push_str(&format!("{konst}enum {name} {{ {}{trailing} }}\n", members.join(sep)));
     }
     let body = format!("{out}out.push(describe({name}))");
-    if rng.chance(30) { format!("{{\n{body}\n}}") } else { body }
+    // A `const` of its own goes in a block, so that two units never declare the same name in one
+    // scope (an early error in JavaScript that transpileModule does not report); so does `Foo`,
+    // the one enum name units share, so that two units never merge into an enum that declares a
+    // member twice (a TypeScript error, "Duplicate identifier", whose output tsc leaves unspecified).
+    if shadow || name == "Foo" || rng.chance(30) { format!("{{\n{body}\n}}") } else { body }
 }
 
 fn type_params_unit(rng: &mut Rng, i: usize) -> String {

@@ -44,6 +44,7 @@ async function run(script, filename) {
     const ours = c.ours === null ? "rejected: " + c.error : await run(c.ours, "user.ts");
     results.push({
       name: c.name, ours, official, officialRejects, expected: JSON.stringify(c.expected), version: ts.version,
+      officialDiagnostics: (emitted.diagnostics || []).length,
     });
   }
   process.stdout.write(JSON.stringify(results));
@@ -123,6 +124,7 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
 
     let mut failures = 0;
     let mut generated_failures = 0;
+    let mut tsc_invalid = 0;
     let version = results.first().and_then(|r| r["version"].as_str()).unwrap_or("?").to_owned();
     println!("fixture                                      vs tsc     vs expect");
     for r in &results {
@@ -133,6 +135,25 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
         // Generated programs have no expected value: agreement with tsc is the check.
         let right = expected.as_str() == Some("null") || ours == expected;
         let name = r["name"].as_str().unwrap_or("?");
+        // tsc reported nothing but printed JavaScript that does not parse (its printer glues
+        // `-(-1 as number)` into `--1`): there is no reference value to compare ours with. Counted
+        // and shown apart, and bounded below like the disagreements.
+        let official_invalid = r["officialDiagnostics"] == 0
+            && official.as_str().is_some_and(|s| s.starts_with("threw SyntaxError"))
+            && ours
+                .as_str()
+                .is_some_and(|s| !s.starts_with("rejected: ") && !s.starts_with("threw SyntaxError"));
+        if !same && official_invalid && name.starts_with("generated_") {
+            tsc_invalid += 1;
+            println!("{name:<44} tsc emitted invalid JavaScript");
+            if tsc_invalid <= show {
+                println!("    ours:     {ours}\n    tsc:      {official}");
+                if let Some(case) = cases.iter().find(|c| c["name"] == name) {
+                    println!("    source:\n{}", case["source"].as_str().unwrap_or_default());
+                }
+            }
+            continue;
+        }
         if !name.starts_with("generated_") || !same {
             println!(
                 "{name:<44} {:<10} {:<10}",
@@ -159,7 +180,7 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
     let threw = results.iter().filter(|r| r["ours"].as_str().is_some_and(|s| s.starts_with("threw"))).count();
     println!(
         "\n{} cases ({} fixtures, {} generated from seed {seed}; {threw} threw the same error in both), \
-         {failures} with differences (typescript {version})",
+         {failures} with differences, {tsc_invalid} where tsc emitted invalid JavaScript (typescript {version})",
         results.len(),
         paths.len(),
         generated + GENERATED_UNITS_PROGRAMS,
@@ -168,21 +189,32 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
     if fixture_failures > 0 {
         bail!("{fixture_failures} fixture(s) differ");
     }
-    // The generated programs still hit one known class that needs a patched oxc parser (issue 16,
-    // item 3: `a + b as T * c`, `x as T ? await y : z`, `as const <`), plus tsc emitting JavaScript
-    // that does not parse: 94 of the 4,200 programs of seed 1. With CI's seed the bound is exact,
-    // so any new disagreement fails; other seeds (`cargo xtask fuzz`) get the same rate.
-    let allowed = if seed == DEFAULT_SEED && generated == GENERATED {
-        KNOWN_GENERATED_DISAGREEMENTS
-    } else {
-        (generated + GENERATED_UNITS_PROGRAMS) * KNOWN_GENERATED_DISAGREEMENTS
-            / (GENERATED + GENERATED_UNITS_PROGRAMS)
-            + 1
+    // What the generated programs of CI's seed still disagree on is measured and exact, so any new
+    // disagreement fails. Other seeds (`cargo xtask fuzz`) draw other programs: they get twice the
+    // measured rate plus a margin (the counts are small, so their spread is wide), which still
+    // catches a transform that regressed. The disagreement is enum constant folding across merged
+    // declarations that depends on the order tsc's checker happens to compute them in (see
+    // `KNOWN_GENERATED_DISAGREEMENTS`); where tsc emits invalid JavaScript, it is tsc's printer
+    // (`-(-1 as number)` becomes `--1`).
+    let bound = |known: usize| {
+        if seed == DEFAULT_SEED && generated == GENERATED {
+            known
+        } else {
+            2 * (generated + GENERATED_UNITS_PROGRAMS) * known / (GENERATED + GENERATED_UNITS_PROGRAMS) + 5
+        }
     };
+    let allowed = bound(KNOWN_GENERATED_DISAGREEMENTS);
     if generated_failures > allowed {
         bail!(
             "{generated_failures} generated programs disagree with tsc; at most {allowed} are known \
-             (the oxc parser class of issue 16 item 3): a transform regressed"
+             (enum folding across merged declarations): a transform regressed"
+        );
+    }
+    let allowed = bound(KNOWN_TSC_INVALID_EMIT);
+    if tsc_invalid > allowed {
+        bail!(
+            "{tsc_invalid} generated programs ran where tsc emitted invalid JavaScript; at most {allowed} are \
+             known (tsc printing `- -x` as `--x`): check the new ones above"
         );
     }
     Ok(())
@@ -191,8 +223,18 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
 /// The seed CI generates programs from.
 const DEFAULT_SEED: u64 = 1;
 
-/// Generated programs of [`DEFAULT_SEED`] that disagree with tsc today, all of the known class above.
-const KNOWN_GENERATED_DISAGREEMENTS: usize = 94;
+/// Generated programs of [`DEFAULT_SEED`] that disagree with tsc today (measured): one enum whose
+/// later declaration refers to a member of an earlier one (`enum Foo { X = f(), C = (X), E = "t" }
+/// enum Foo { N = Foo.E }`). tsc folds such a reference to a constant unless an earlier
+/// declaration's non-constant initializer that refers to a member made its checker compute the
+/// enum's type first, which evaluates the later declarations before the earlier one is done: an
+/// order effect of the checker, not language semantics.
+const KNOWN_GENERATED_DISAGREEMENTS: usize = 1;
+
+/// Generated programs of [`DEFAULT_SEED`] for which tsc emits JavaScript that does not parse while
+/// reporting no diagnostic (measured): its printer glues a unary minus to a negative operand whose
+/// type assertion it removed (`-(-1 as number)`, `-<number>-1` become `--1`).
+const KNOWN_TSC_INVALID_EMIT: usize = 8;
 
 /// How many programs [`ts_gen`] generates by default (CI); `cargo xtask fuzz` asks for more.
 const GENERATED: usize = 4000;

@@ -17,7 +17,10 @@
 //!    a stack segment of that size when the calling thread has less left.
 //! 3. **Parsing** with [oxc](https://oxc.rs) as JavaScript or TypeScript. Syntax errors become
 //!    diagnostics with a line, a column and a code frame; a TypeScript cell with a syntax error
-//!    never reaches the sandbox.
+//!    never reaches the sandbox. Where oxc groups a TypeScript expression differently from `tsc`
+//!    (`1 + 2 as number * 3` is `(1 + 2) * 3` there, `x as T ? await y : z`, `x as T <= y`,
+//!    `f<T> in x`), the cell is parsed with parentheses that make the two agree, placed from oxc's
+//!    own AST (`regroup.rs`); they appear in the output and positions map around them.
 //! 4. **Module syntax** is rejected in both languages: static `import`/`export`, `import()`,
 //!    `import.meta` and `require(...)` calls. The check walks the AST, so text that merely mentions
 //!    them (strings, templates, regexes, comments, `obj.import`, `requireAuth`) is fine. Type-only
@@ -71,6 +74,7 @@ mod diagnostic;
 mod enums;
 mod module_check;
 mod nesting;
+mod regroup;
 mod rewrite;
 mod shell;
 mod strict_check;
@@ -86,6 +90,9 @@ use oxc::span::SourceType;
 
 pub use crate::diagnostic::{Diagnostic, DiagnosticKind};
 pub use crate::nesting::MAX_NESTING;
+#[doc(hidden)]
+pub use crate::regroup::MAX_PARSES as MAX_REGROUP_PARSES;
+use crate::regroup::{Insertions, Outcome, Regrouped};
 use crate::rewrite::{Edit, EditKind, Rewritten};
 
 /// Text placed before the cell by [`StripReturn::wrapped`] to make it the body of an async
@@ -146,11 +153,19 @@ pub struct StripReturn {
     /// The language the cell was read as.
     pub language: Language,
     map: Rewritten,
+    /// Parentheses inserted before parsing (see `regroup.rs`), for mapping positions back.
+    insertions: Insertions,
 }
 
 impl StripReturn {
     fn failed(language: Language, diagnostics: Vec<Diagnostic>) -> Self {
-        Self { code: String::new(), diagnostics, language, map: Rewritten::default() }
+        Self {
+            code: String::new(),
+            diagnostics,
+            language,
+            map: Rewritten::default(),
+            insertions: Insertions::default(),
+        }
     }
 
     /// True when the cell may run.
@@ -183,7 +198,7 @@ impl StripReturn {
         if line > code_lines {
             return None;
         }
-        self.map.map(line, column)
+        self.map.map(line, column).map(|at| self.insertions.source_position(at))
     }
 
     /// All diagnostics rendered for the model: `user.ts:3:7: message` and a code frame each.
@@ -276,30 +291,71 @@ fn strip_bounded(source: &str, language: Language) -> StripReturn {
     let mut parsed = parse(&allocator, source, language);
     if language == Language::TypeScript {
         parsed.diagnostics.retain(|d| !is_grammar_only(&d.message));
+        // Where oxc groups `as`/`satisfies` differently from tsc, parse a text with parentheses
+        // that make the two agree (see `regroup.rs`).
+        match regroup::regroup(source, &parsed) {
+            Outcome::Unchanged | Outcome::Failed(None) => {}
+            Outcome::Regrouped(regrouped) => {
+                let allocator = Allocator::default();
+                let mut reparsed = parse(&allocator, &regrouped.text, language);
+                reparsed.diagnostics.retain(|d| !is_grammar_only(&d.message));
+                return strip_parsed(source, Some(&regrouped), language, &reparsed);
+            }
+            Outcome::Failed(Some(span)) => {
+                return StripReturn::failed(
+                    language,
+                    vec![Diagnostic::at(DiagnosticKind::Unsupported, REGROUP_MESSAGE, source, span.start)],
+                );
+            }
+        }
     }
+    strip_parsed(source, None, language, &parsed)
+}
+
+const REGROUP_MESSAGE: &str = "TypeScript applies the operator that follows this `as`/`satisfies` expression to \
+the whole expression (`a + b as T * c` is `(a + b as T) * c`), and Code Mode could not reproduce that grouping \
+here. Add parentheses around the `as`/`satisfies` expression to write the grouping you mean.";
+
+/// Checks and strips a parsed cell. `parsed` is the parse of `regrouped`'s text when there is
+/// one (then every offset of the tree is an offset of that text), else of `source`.
+fn strip_parsed(
+    source: &str,
+    regrouped: Option<&Regrouped>,
+    language: Language,
+    parsed: &ParserReturn<'_>,
+) -> StripReturn {
+    let text = regrouped.map_or(source, |r| r.text.as_str());
     if parsed.panicked || !parsed.diagnostics.is_empty() {
-        return StripReturn::failed(language, syntax_diagnostics(source, language, &parsed));
+        // (A regrouped text always parses: the repair parsed it.)
+        return StripReturn::failed(language, syntax_diagnostics(text, language, parsed));
     }
+    let insertions = regrouped.map(|r| r.insertions.clone()).unwrap_or_default();
+    // A diagnostic at an offset of `text`, positioned in the user's source.
+    let at = |kind: DiagnosticKind, message: &str, offset: u32| {
+        Diagnostic::at(kind, message, source, insertions.source_offset(offset))
+    };
     let mut check = module_check::ModuleCheck::default();
     check.visit_program(&parsed.program);
     let mut diagnostics: Vec<Diagnostic> = check
         .findings
         .iter()
         .take(MAX_DIAGNOSTICS)
-        .map(|f| Diagnostic::at(DiagnosticKind::ModuleSyntax, f.message.clone(), source, f.span.start))
+        .map(|f| at(DiagnosticKind::ModuleSyntax, &f.message, f.span.start))
         .collect();
     let mut edits = Vec::new();
     if let Some(hashbang) = &parsed.program.hashbang {
         edits.push(Edit { start: hashbang.span.start, end: hashbang.span.end, kind: EditKind::Blank });
     }
     if language == Language::TypeScript {
-        let mut stripper = strip::Stripper::new(source);
+        let mut stripper = strip::Stripper::new(text);
         stripper.visit_program(&parsed.program);
         let room = MAX_DIAGNOSTICS.saturating_sub(diagnostics.len());
         diagnostics.extend(
-            stripper.unsupported.iter().take(room).map(|f| {
-                Diagnostic::at(DiagnosticKind::Unsupported, f.message.clone(), source, f.span.start)
-            }),
+            stripper
+                .unsupported
+                .iter()
+                .take(room)
+                .map(|f| at(DiagnosticKind::Unsupported, &f.message, f.span.start)),
         );
         edits.extend(stripper.edits);
     }
@@ -308,17 +364,13 @@ fn strip_bounded(source: &str, language: Language) -> StripReturn {
         strict.visit_program(&parsed.program);
         let room = MAX_DIAGNOSTICS.saturating_sub(diagnostics.len());
         diagnostics.extend(
-            strict
-                .findings
-                .iter()
-                .take(room)
-                .map(|f| Diagnostic::at(DiagnosticKind::Syntax, f.message.clone(), source, f.span.start)),
+            strict.findings.iter().take(room).map(|f| at(DiagnosticKind::Syntax, &f.message, f.span.start)),
         );
     }
     if !diagnostics.is_empty() {
         return StripReturn::failed(language, diagnostics);
     }
-    let map = if edits.is_empty() { Rewritten::identity(source) } else { rewrite::apply(source, edits) };
+    let map = if edits.is_empty() { Rewritten::identity(text) } else { rewrite::apply(text, edits) };
     if language == Language::TypeScript {
         // oxc's TypeScript mode accepts a few things its JavaScript mode rejects (e.g. the invalid
         // identifier escape in `p\_`): the output must be JavaScript too, or the cell would only fail
@@ -338,14 +390,14 @@ fn strip_bounded(source: &str, language: Language) -> StripReturn {
                 .take(MAX_DIAGNOSTICS)
                 .map(|f| {
                     let (line, column) = index.position(&map.code, f.span.start);
-                    let at = map.map(line, column).unwrap_or((line, column));
+                    let at = map.map(line, column).map_or((line, column), |p| insertions.source_position(p));
                     Diagnostic::at_position(DiagnosticKind::Syntax, f.message.clone(), source, at)
                 })
                 .collect();
             return StripReturn::failed(language, diagnostics);
         }
     }
-    StripReturn { code: map.code.clone(), diagnostics, language, map }
+    StripReturn { code: map.code.clone(), diagnostics, language, map, insertions }
 }
 
 /// TypeScript grammar errors that oxc reports while parsing but `tsc` reports only when type

@@ -6,6 +6,7 @@ mod fuzz;
 mod module_syntax;
 mod nesting;
 mod positions;
+mod regroup;
 mod shell;
 mod strip_cases;
 
