@@ -413,7 +413,8 @@ impl Gateway {
         let (running, _) = inner.upstream.servers_by_state();
         let restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
-        for (name, _) in &inner.config.servers {
+        for (name, command) in &inner.config.servers {
+            let transport = if command.url.is_some() { "http" } else { "stdio" };
             let r = restarts.get(name);
             let state = if running.contains(name) {
                 "running"
@@ -424,10 +425,10 @@ impl Gateway {
             } else {
                 "restarting"
             };
-            out.push(json!({ "name": name, "transport": "stdio", "state": state, "restarts": r.map_or(0, |r| r.total) }));
+            out.push(json!({ "name": name, "transport": transport, "state": state, "restarts": r.map_or(0, |r| r.total) }));
         }
         for name in &inner.config.disabled_servers {
-            out.push(json!({ "name": name, "transport": "stdio", "state": "disabled", "restarts": 0 }));
+            out.push(json!({ "name": name, "state": "disabled", "restarts": 0 }));
         }
         out
     }

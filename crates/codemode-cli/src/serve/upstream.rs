@@ -136,7 +136,7 @@ pub(super) type Client = RunningService<RoleClient, UpstreamHandler>;
 pub(super) struct Upstream {
     pub(super) name: String,
     pub(super) client: Client,
-    pub(super) child: child::Child,
+    pub(super) child: Option<child::Child>,
     pub(super) described: Described,
     /// This server's start-up (and re-listing) time limit.
     pub(super) startup_timeout: Duration,
@@ -146,7 +146,9 @@ impl Upstream {
     /// Closes the connection (the child's stdin), then stops the process.
     pub(super) async fn stop(mut self) {
         let _ = self.client.cancel().await;
-        self.child.stop().await;
+        if let Some(child) = &mut self.child {
+            child.stop().await;
+        }
     }
 }
 
@@ -431,16 +433,47 @@ pub(super) async fn connect(
     command: &UpstreamCommand,
     changed: Arc<Changed>,
     projection: Arc<Projection>,
-) -> Result<(Client, child::Child), String> {
+) -> Result<(Client, Option<child::Child>), String> {
+    let handler = UpstreamHandler { name: name.to_owned(), changed };
+    if let Some(url) = &command.url {
+        let transport = remote_transport(url, &command.headers)?;
+        let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
+        return match handler.serve(transport).await {
+            Ok(client) => Ok((client, None)),
+            Err(e) => Err(format!("initialize failed: {}", short(&e.to_string()))),
+        };
+    }
     let (child, stdout, stdin) =
         child::Child::spawn(command).map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
     let transport = wire::ClientWire::new(name, stdout, stdin);
     let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
-    let handler = UpstreamHandler { name: name.to_owned(), changed };
     match handler.serve(transport).await {
-        Ok(client) => Ok((client, child)),
+        Ok(client) => Ok((client, Some(child))),
         Err(e) => Err(format!("initialize failed: {e}")),
     }
+}
+
+/// rmcp's Streamable HTTP client for `url`: `Authorization: Bearer <token>` becomes its bearer
+/// token, other headers are sent as they are.
+fn remote_transport(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Result<impl Transport<RoleClient> + 'static, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut custom = HashMap::new();
+    for (key, value) in headers {
+        if key.eq_ignore_ascii_case("authorization")
+            && let Some(token) = value.strip_prefix("Bearer ")
+        {
+            config = config.auth_header(token.trim().to_owned());
+            continue;
+        }
+        let name = http::HeaderName::from_bytes(key.as_bytes()).map_err(|_| format!("header name {key:?} is not valid"))?;
+        let value = http::HeaderValue::from_str(value).map_err(|_| format!("the value of header {key:?} is not valid"))?;
+        custom.insert(name, value);
+    }
+    Ok(rmcp::transport::StreamableHttpClientTransport::from_config(config.custom_headers(custom)))
 }
 
 /// Starts one upstream: spawn, initialize, first listing, all within `timeout`. The error says
