@@ -63,7 +63,10 @@ pub enum Behavior {
 pub struct UpstreamCommand {
     /// The program (empty for a remote server).
     pub command: String,
-    /// A remote server's Streamable HTTP endpoint (`url`); then there is no program.
+    /// How the gateway talks to it (`type`; inferred from `url` or `command` when absent).
+    pub transport: UpstreamTransport,
+    /// A remote server's URL (`url`: the Streamable HTTP endpoint, or the legacy SSE stream);
+    /// then there is no program.
     pub url: Option<String>,
     /// HTTP headers sent to a remote server (`headers`).
     pub headers: BTreeMap<String, String>,
@@ -85,6 +88,30 @@ pub struct UpstreamCommand {
     pub inherit_env: bool,
     /// Fields accepted for compatibility with other clients but not used, one warning each.
     pub warnings: Vec<String>,
+}
+
+/// How the gateway talks to an upstream server (`type` in its entry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpstreamTransport {
+    /// A child process speaking MCP on its stdio (`"stdio"`, or an entry with `command`).
+    #[default]
+    Stdio,
+    /// A remote server over Streamable HTTP (`"http"`, or an entry with `url`).
+    Http,
+    /// A remote server over the legacy HTTP+SSE transport (`"sse"`).
+    Sse,
+}
+
+impl UpstreamTransport {
+    /// The name the status resource shows: `stdio`, `http` or `sse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamTransport::Stdio => "stdio",
+            UpstreamTransport::Http => "http",
+            UpstreamTransport::Sse => "sse",
+        }
+    }
 }
 
 /// Environment variables every upstream child gets from the gateway (what the official MCP SDKs
@@ -118,7 +145,8 @@ pub fn interpolate(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// A remote server entry: `{"type"?: "http", "url", "headers"?}` (Streamable HTTP).
+/// A remote server entry: `{"type"?: "http" | "sse", "url", "headers"?}` (Streamable HTTP unless
+/// `type` is `"sse"`).
 fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<FixtureMcpServer, Invalid> {
     obj.only(&[
         "type",
@@ -131,17 +159,21 @@ fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<Fixture
         "autoApprove",
         "alwaysAllow",
     ])?;
-    if kind == Some("sse") {
-        return Err((
-            obj.child("type"),
-            "legacy SSE servers are not supported yet (the MCP library in use has no SSE client); most servers \
-             also serve Streamable HTTP (often at /mcp): use \"type\": \"http\" with that URL"
-                .to_owned(),
-        ));
-    }
+    let transport = match kind {
+        None | Some("http" | "streamable-http" | "streamableHttp") => UpstreamTransport::Http,
+        Some("sse") => UpstreamTransport::Sse,
+        Some(other) => {
+            return Err((
+                obj.child("type"),
+                format!("a server with a url has type \"http\" (Streamable HTTP) or \"sse\" (legacy HTTP+SSE), found {other:?}"),
+            ));
+        }
+    };
     let url = interpolate(&obj.required_string("url")?).map_err(|e| (obj.child("url"), e))?;
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err((obj.child("url"), format!("must be an http:// or https:// URL, found {url:?}")));
+    match reqwest::Url::parse(&url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {}
+        Ok(_) => return Err((obj.child("url"), format!("must be an http:// or https:// URL, found {url:?}"))),
+        Err(e) => return Err((obj.child("url"), format!("is not a valid URL ({e}): {url:?}"))),
     }
     let mut headers = BTreeMap::new();
     if let Some(v) = obj.get("headers") {
@@ -174,6 +206,7 @@ fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<Fixture
     Ok(FixtureMcpServer::Command {
         name: name.to_owned(),
         command: UpstreamCommand {
+            transport,
             url: Some(url),
             headers,
             startup_timeout_ms: millis("startupTimeoutMs")?,
@@ -759,7 +792,18 @@ fn parse_behavior(value: &Value, path: String, mcp: bool) -> Result<Behavior, In
 fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<FixtureMcpServer, Invalid> {
     let obj = Obj::new(value, path)?;
     let kind = obj.string("type")?;
-    if obj.get("url").is_some() || matches!(kind.as_deref(), Some("http" | "sse" | "streamable-http")) {
+    if obj.get("url").is_some() && obj.get("command").is_some() {
+        return Err((
+            obj.child("url"),
+            "give either command (a local server) or url (a remote one), not both".to_owned(),
+        ));
+    }
+    if obj.get("url").is_some() && kind.as_deref() == Some("stdio") {
+        return Err((obj.child("type"), "a \"stdio\" server has a command, not a url".to_owned()));
+    }
+    if obj.get("url").is_some()
+        || matches!(kind.as_deref(), Some("http" | "sse" | "streamable-http" | "streamableHttp"))
+    {
         return parse_remote(name, &obj, kind.as_deref());
     }
     if obj.get("command").is_some() {
@@ -781,7 +825,10 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
         if let Some(kind) = obj.string("type")?
             && kind != "stdio"
         {
-            return Err((obj.child("type"), format!("only \"stdio\" servers are supported, found {kind:?}")));
+            return Err((
+                obj.child("type"),
+                format!("unknown server type {kind:?}; expected \"stdio\", \"http\" or \"sse\""),
+            ));
         }
         let expand = |text: String, key: &str| interpolate(&text).map_err(|e| (obj.child(key), e));
         let command = expand(obj.required_string("command")?, "command")?;
@@ -842,6 +889,7 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
             name: name.to_owned(),
             command: UpstreamCommand {
                 command,
+                transport: UpstreamTransport::Stdio,
                 url: None,
                 headers: BTreeMap::new(),
                 args,

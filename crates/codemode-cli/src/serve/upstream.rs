@@ -23,8 +23,9 @@ use tokio::sync::Notify;
 use super::child;
 use super::config::*;
 use super::projection::*;
+use super::remote::{self, RemoteLink};
 use super::wire;
-use crate::fixture::UpstreamCommand;
+use crate::fixture::{UpstreamCommand, UpstreamTransport};
 
 /// Upstreams whose lists changed since the last rebuild, and the signal that wakes the rebuilder.
 #[derive(Default)]
@@ -169,6 +170,10 @@ pub struct UpstreamHost {
     /// Per-server `timeoutMs`, overriding `timeout`.
     pub(super) timeouts: HashMap<String, Duration>,
     pub(super) projection: Arc<Projection>,
+    /// Streamable HTTP servers' connection state, by server.
+    pub(super) links: HashMap<String, Arc<RemoteLink>>,
+    /// Servers the gateway stopped restarting, and why.
+    pub(super) given_up: RwLock<HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for UpstreamHost {
@@ -179,6 +184,9 @@ impl std::fmt::Debug for UpstreamHost {
 
 impl UpstreamHost {
     pub(super) fn peer(&self, server: &str) -> Result<Peer<RoleClient>, ToolError> {
+        if let Some(why) = self.given_up.read().unwrap_or_else(|p| p.into_inner()).get(server) {
+            return Err(ToolError::with_code(format!("MCP server {server:?} is unavailable: {why}"), "unavailable"));
+        }
         let peer =
             self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
                 ToolError::with_code(format!("MCP server {server:?} is not connected"), "unavailable")
@@ -241,6 +249,20 @@ impl UpstreamHost {
                 Err(ToolError::with_code(
                     format!("MCP server {server:?} failed: {}", short(&e.message)),
                     "upstream_error",
+                ))
+            }
+            Ok(Err(e)) if self.links.get(server).and_then(|l| l.unreachable()).is_some() => {
+                let link = &self.links[server];
+                let why = link.unreachable().unwrap_or_default();
+                tracing::warn!(server, what, error = %e, "upstream MCP server cannot be reached");
+                Err(ToolError::with_code(
+                    format!(
+                        "MCP server {server:?} cannot be reached at {} ({}); the gateway reconnects with backoff and \
+                         its tools work again once it answers",
+                        link.url,
+                        short(&why)
+                    ),
+                    "unavailable",
                 ))
             }
             Ok(Err(e)) => {
@@ -433,47 +455,48 @@ pub(super) async fn connect(
     command: &UpstreamCommand,
     changed: Arc<Changed>,
     projection: Arc<Projection>,
+    link: Option<Arc<RemoteLink>>,
 ) -> Result<(Client, Option<child::Child>), String> {
     let handler = UpstreamHandler { name: name.to_owned(), changed };
-    if let Some(url) = &command.url {
-        let transport = remote_transport(url, &command.headers)?;
-        let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
-        return match handler.serve(transport).await {
-            Ok(client) => Ok((client, None)),
-            Err(e) => Err(format!("initialize failed: {}", short(&e.to_string()))),
-        };
+    fn tap<T>(inner: T, server: &str, projection: &Arc<Projection>) -> ProgressTap<T> {
+        ProgressTap { inner, server: server.to_owned(), projection: projection.clone() }
     }
-    let (child, stdout, stdin) =
-        child::Child::spawn(command).map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
-    let transport = wire::ClientWire::new(name, stdout, stdin);
-    let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
-    match handler.serve(transport).await {
-        Ok(client) => Ok((client, Some(child))),
-        Err(e) => Err(format!("initialize failed: {e}")),
-    }
-}
-
-/// rmcp's Streamable HTTP client for `url`: `Authorization: Bearer <token>` becomes its bearer
-/// token, other headers are sent as they are.
-fn remote_transport(
-    url: &str,
-    headers: &std::collections::BTreeMap<String, String>,
-) -> Result<impl Transport<RoleClient> + 'static, String> {
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
-    let mut custom = HashMap::new();
-    for (key, value) in headers {
-        if key.eq_ignore_ascii_case("authorization")
-            && let Some(token) = value.strip_prefix("Bearer ")
-        {
-            config = config.auth_header(token.trim().to_owned());
-            continue;
+    let url = command.url.as_deref().unwrap_or_default();
+    let initialize_failed = |e: &(dyn std::error::Error + 'static)| {
+        let why = remote::chain(e);
+        if why.contains("401") || why.contains("403") || why.to_ascii_lowercase().contains("auth") {
+            format!("initialize failed: {url} refused the credentials ({}); check the Authorization header", short(&why))
+        } else {
+            format!("initialize failed: {}", short(&why))
         }
-        let name = http::HeaderName::from_bytes(key.as_bytes()).map_err(|_| format!("header name {key:?} is not valid"))?;
-        let value = http::HeaderValue::from_str(value).map_err(|_| format!("the value of header {key:?} is not valid"))?;
-        custom.insert(name, value);
+    };
+    match command.transport {
+        UpstreamTransport::Http => {
+            let link = link.unwrap_or_else(|| RemoteLink::new(name, url, Arc::new(Changed::default())));
+            link.new_transport();
+            let transport = remote::http_transport(url, &command.headers, link)?;
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, None)),
+                Err(e) => Err(initialize_failed(&e)),
+            }
+        }
+        UpstreamTransport::Sse => {
+            let transport = remote::SseTransport::connect(name, url, &command.headers).await?;
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, None)),
+                Err(e) => Err(initialize_failed(&e)),
+            }
+        }
+        _ => {
+            let (child, stdout, stdin) = child::Child::spawn(command)
+                .map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
+            let transport = wire::ClientWire::new(name, stdout, stdin);
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, Some(child))),
+                Err(e) => Err(format!("initialize failed: {e}")),
+            }
+        }
     }
-    Ok(rmcp::transport::StreamableHttpClientTransport::from_config(config.custom_headers(custom)))
 }
 
 /// Starts one upstream: spawn, initialize, first listing, all within `timeout`. The error says
@@ -484,10 +507,11 @@ pub(super) async fn start_upstream(
     timeout: Duration,
     changed: Arc<Changed>,
     projection: Arc<Projection>,
+    link: Option<Arc<RemoteLink>>,
 ) -> Result<Upstream, String> {
     let step = Mutex::new("initialize");
     let work = async {
-        let (client, child) = connect(&name, &command, changed, projection).await?;
+        let (client, child) = connect(&name, &command, changed, projection, link).await?;
         *step.lock().unwrap_or_else(|p| p.into_inner()) = "tools/list";
         let described = describe(&name, client.peer()).await;
         Ok(Upstream { name: name.clone(), client, child, described, startup_timeout: timeout })
