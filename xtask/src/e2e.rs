@@ -85,7 +85,10 @@ fn mcp_python(home: &std::path::Path) -> Result<PathBuf> {
     if let Some(python) = std::env::var_os("CODEMODE_TEST_MCP_PYTHON") {
         let python = PathBuf::from(python);
         if !has_sdk(&python) {
-            bail!("CODEMODE_TEST_MCP_PYTHON={} cannot import the MCP SDK (pip install 'mcp<2')", python.display());
+            bail!(
+                "CODEMODE_TEST_MCP_PYTHON={} cannot import the MCP SDK (pip install 'mcp<2')",
+                python.display()
+            );
         }
         return Ok(python);
     }

@@ -537,8 +537,10 @@ return await MCP.everything[key]({ duration: 1, steps: 1 });"#;
 /// token from its environment (`${CODEMODE_E2E_TOKEN}`), calls the tools through exec and shows the
 /// server's transport in its status.
 async fn remote_step(paths: &Paths) -> Result<String> {
-    let (python, script) =
-        paths.remote.as_ref().ok_or_else(|| anyhow!("no --python/--remote-server given (cargo xtask e2e passes them)"))?;
+    let (python, script) = paths
+        .remote
+        .as_ref()
+        .ok_or_else(|| anyhow!("no --python/--remote-server given (cargo xtask e2e passes them)"))?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let token = format!("e2e-{}", std::process::id());
     let _server = tokio::process::Command::new(python)

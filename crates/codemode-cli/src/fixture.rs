@@ -165,34 +165,38 @@ fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<Fixture
         Some(other) => {
             return Err((
                 obj.child("type"),
-                format!("a server with a url has type \"http\" (Streamable HTTP) or \"sse\" (legacy HTTP+SSE), found {other:?}"),
+                format!(
+                    "a server with a url has type \"http\" (Streamable HTTP) or \"sse\" (legacy HTTP+SSE), found {other:?}"
+                ),
             ));
         }
     };
     let url = interpolate(&obj.required_string("url")?).map_err(|e| (obj.child("url"), e))?;
     match reqwest::Url::parse(&url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {}
-        Ok(_) => return Err((obj.child("url"), format!("must be an http:// or https:// URL, found {url:?}"))),
+        Ok(_) => {
+            return Err((obj.child("url"), format!("must be an http:// or https:// URL, found {url:?}")));
+        }
         Err(e) => return Err((obj.child("url"), format!("is not a valid URL ({e}): {url:?}"))),
     }
     let mut headers = BTreeMap::new();
     if let Some(v) = obj.get("headers") {
         let hpath = obj.child("headers");
-        let map = v.as_object().ok_or_else(|| (hpath.clone(), "must be an object of string values".to_owned()))?;
+        let map =
+            v.as_object().ok_or_else(|| (hpath.clone(), "must be an object of string values".to_owned()))?;
         for (k, v) in map {
             let at = format!("{hpath}{}", key_path(k));
             let s = v.as_str().ok_or_else(|| (at.clone(), "must be a string".to_owned()))?;
             headers.insert(k.clone(), interpolate(s).map_err(|e| (at, e))?);
         }
     }
-    let millis = |key: &str| match obj.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .filter(|ms| *ms >= 1)
-            .map(Some)
-            .ok_or_else(|| (obj.child(key), "must be a positive whole number of milliseconds".to_owned())),
-    };
+    let millis =
+        |key: &str| match obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Some).ok_or_else(|| {
+                (obj.child(key), "must be a positive whole number of milliseconds".to_owned())
+            }),
+        };
     let mut warnings = Vec::new();
     for (key, why) in [
         ("timeout", "is not used (its unit differs between clients); set timeoutMs in milliseconds"),

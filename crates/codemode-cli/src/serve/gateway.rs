@@ -20,9 +20,9 @@ use super::config::*;
 use super::projection::*;
 use super::remote::RemoteLink;
 use super::upstream::*;
-use crate::fixture::UpstreamTransport;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::CliError;
+use crate::fixture::UpstreamTransport;
 
 /// The gateway: Code Mode over the upstreams, rebuilt when an upstream's lists change.
 #[derive(Clone)]
@@ -211,7 +211,12 @@ impl Gateway {
                         RESTART_RESET_AFTER.as_secs()
                     );
                     tracing::warn!(server = %name, "MCP server {name:?}: {why}");
-                    inner.upstream.given_up.write().unwrap_or_else(|p| p.into_inner()).insert(name.clone(), why);
+                    inner
+                        .upstream
+                        .given_up
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), why);
                     false
                 } else {
                     r.count += 1;

@@ -65,6 +65,25 @@ fn http_client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot build the HTTP client: {}", chain(&e)))
 }
 
+/// An rmcp error as one line without the Rust type names rmcp puts into some of its messages
+/// (`Transport [some::Type] error: ...`).
+pub(super) fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let text = chain(error);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find('[') {
+        let Some(len) = rest[start..].find(']') else { break };
+        let inside = &rest[start + 1..start + len];
+        out.push_str(&rest[..start]);
+        if !inside.contains("::") {
+            out.push_str(&rest[start..=start + len]);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out.replace("  ", " ")
+}
+
 /// An error and its sources as one line (`error sending request: client error (Connect): tcp
 /// connect error: Connection refused (os error 111)`), each cause once.
 pub(super) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -92,6 +111,8 @@ pub struct RemoteLink {
     pub(super) reconnects: AtomicU32,
     /// The last connection failure, while the server cannot be reached.
     unreachable: Mutex<Option<String>>,
+    /// The last failed request, as a user-facing line (what a failed `initialize` reports).
+    last_failure: Mutex<Option<String>>,
     /// Probing an unreachable server: failed probes in a row, when the next is due, whether one
     /// is running.
     probe: Mutex<Probe>,
@@ -118,6 +139,7 @@ impl RemoteLink {
             initialized: AtomicBool::new(false),
             reconnects: AtomicU32::new(0),
             unreachable: Mutex::new(None),
+            last_failure: Mutex::new(None),
             probe: Mutex::new(Probe { failures: 0, next: Instant::now(), running: false }),
         })
     }
@@ -151,17 +173,44 @@ impl RemoteLink {
         }
     }
 
-    /// A request to the server finished (`ok`: it answered at HTTP level).
-    fn observe<T, E: std::error::Error + Send + Sync + 'static>(
-        &self,
-        result: &Result<T, StreamableHttpError<E>>,
-    ) {
-        match result {
-            Ok(_) => self.set_reachable(),
-            Err(StreamableHttpError::Client(e)) => self.set_unreachable(chain(e)),
-            Err(StreamableHttpError::Io(e)) => self.set_unreachable(chain(e)),
-            // HTTP errors and expired sessions: the server is there.
-            Err(_) => {}
+    /// The last failed request to the server, as one line.
+    pub(super) fn last_failure(&self) -> Option<String> {
+        self.last_failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A request to the server finished.
+    fn observe<T>(&self, result: &HttpResult<T>) {
+        let Err(error) = result else {
+            self.set_reachable();
+            return;
+        };
+        let (why, unreachable) = match error {
+            StreamableHttpError::Client(e) if e.is_status() => {
+                (e.status().map_or_else(|| chain(e), |status| http_status_text(&self.url, status)), false)
+            }
+            StreamableHttpError::Client(e) => (chain(e), e.is_connect() || e.is_timeout() || e.is_request()),
+            StreamableHttpError::Io(e) => (chain(e), true),
+            StreamableHttpError::HttpStatus(e) => (error_text(e), false),
+            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => {
+                (http_refusal(&self.url, reqwest::StatusCode::UNAUTHORIZED), false)
+            }
+            // Expired sessions, unexpected answers: the server is there.
+            other => {
+                let text = error_text(other);
+                // rmcp reports other HTTP refusals as "unexpected server response: HTTP 401 ...".
+                let status = text
+                    .split("HTTP ")
+                    .nth(1)
+                    .and_then(|rest| rest.get(..3))
+                    .and_then(|code| code.parse::<u16>().ok())
+                    .and_then(|code| reqwest::StatusCode::from_u16(code).ok())
+                    .filter(|s| s.is_client_error() || s.is_server_error());
+                (status.map_or(text, |status| http_refusal(&self.url, status)), false)
+            }
+        };
+        *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+        if unreachable {
+            self.set_unreachable(why);
         }
     }
 
@@ -198,7 +247,8 @@ impl RemoteLink {
             probe.failures = 0;
         } else {
             probe.failures += 1;
-            let wait = RESTART_BACKOFF_FIRST.saturating_mul(1 << probe.failures.min(16)).min(RESTART_BACKOFF_MAX);
+            let wait =
+                RESTART_BACKOFF_FIRST.saturating_mul(1 << probe.failures.min(16)).min(RESTART_BACKOFF_MAX);
             probe.next = Instant::now() + wait;
         }
     }
@@ -229,8 +279,15 @@ impl StreamableHttpClient for WatchedClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> HttpResult<StreamableHttpPostResponse> {
-        self.post_message_with_response_limits(uri, message, session_id, auth_header, custom_headers, Limits::default())
-            .await
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            Limits::default(),
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -345,8 +402,10 @@ fn split_headers(
 }
 
 fn header(key: &str, value: &str) -> Result<(HeaderName, HeaderValue), String> {
-    let name = HeaderName::from_bytes(key.as_bytes()).map_err(|_| format!("header name {key:?} is not valid"))?;
-    let value = HeaderValue::from_str(value).map_err(|_| format!("the value of header {key:?} is not valid"))?;
+    let name =
+        HeaderName::from_bytes(key.as_bytes()).map_err(|_| format!("header name {key:?} is not valid"))?;
+    let value =
+        HeaderValue::from_str(value).map_err(|_| format!("the value of header {key:?} is not valid"))?;
     Ok((name, value))
 }
 
@@ -463,7 +522,8 @@ impl SseTransport {
             size.add(&chunk)?;
             Ok::<_, SseReadError>(chunk)
         });
-        let mut events: BoxStream<'static, Result<Sse, SseError>> = SseStream::from_bytes_stream(bytes).boxed();
+        let mut events: BoxStream<'static, Result<Sse, SseError>> =
+            SseStream::from_bytes_stream(bytes).boxed();
         let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
             while let Some(event) = events.next().await {
                 let event = event.map_err(|e| format!("reading the event stream failed: {e}"))?;
@@ -496,10 +556,14 @@ impl SseTransport {
 }
 
 /// An HTTP refusal as an error a user can act on.
+pub(super) fn http_status_text(url: &str, status: reqwest::StatusCode) -> String {
+    http_refusal(url, status)
+}
+
 fn http_refusal(url: &str, status: reqwest::StatusCode) -> String {
     match status.as_u16() {
         401 | 403 => format!(
-            "{url} refused the connection (HTTP {status}): check the Authorization header (e.g. \"Bearer ${{TOKEN}}\")"
+            "{url} refused the credentials (HTTP {status}): check the Authorization header (e.g. \"Bearer ${{TOKEN}}\")"
         ),
         404 => format!("{url} was not found (HTTP 404): check the URL"),
         _ => format!("{url} answered HTTP {status}"),
@@ -577,9 +641,14 @@ impl Transport<RoleClient> for SseTransport {
                                 && self.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) =>
                         {
                             tracing::warn!(server = %self.server, "upstream reply could not be used: {e}");
-                            self.queued.push_back(wire::failure("the message is not a valid MCP JSON-RPC message", id));
+                            self.queued.push_back(wire::failure(
+                                "the message is not a valid MCP JSON-RPC message",
+                                id,
+                            ));
                         }
-                        _ => tracing::debug!(server = %self.server, "ignoring an SSE message that does not parse: {e}"),
+                        _ => {
+                            tracing::debug!(server = %self.server, "ignoring an SSE message that does not parse: {e}")
+                        }
                     }
                 }
             }

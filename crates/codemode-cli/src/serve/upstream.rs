@@ -185,7 +185,10 @@ impl std::fmt::Debug for UpstreamHost {
 impl UpstreamHost {
     pub(super) fn peer(&self, server: &str) -> Result<Peer<RoleClient>, ToolError> {
         if let Some(why) = self.given_up.read().unwrap_or_else(|p| p.into_inner()).get(server) {
-            return Err(ToolError::with_code(format!("MCP server {server:?} is unavailable: {why}"), "unavailable"));
+            return Err(ToolError::with_code(
+                format!("MCP server {server:?} is unavailable: {why}"),
+                "unavailable",
+            ));
         }
         let peer =
             self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
@@ -277,9 +280,10 @@ impl UpstreamHost {
                     tracing::warn!(server, what, "upstream MCP server exited during the call");
                     return Err(ToolError::with_code(exited(server), "upstream_error"));
                 }
-                tracing::warn!(server, what, error = %e, "upstream MCP call failed");
+                let why = remote::error_text(&e);
+                tracing::warn!(server, what, error = %why, "upstream MCP call failed");
                 Err(ToolError::with_code(
-                    format!("MCP server {server:?} failed: {}", short(&e.to_string())),
+                    format!("MCP server {server:?} failed: {}", short(&why)),
                     "upstream_error",
                 ))
             }
@@ -462,29 +466,24 @@ pub(super) async fn connect(
         ProgressTap { inner, server: server.to_owned(), projection: projection.clone() }
     }
     let url = command.url.as_deref().unwrap_or_default();
-    let initialize_failed = |e: &(dyn std::error::Error + 'static)| {
-        let why = remote::chain(e);
-        if why.contains("401") || why.contains("403") || why.to_ascii_lowercase().contains("auth") {
-            format!("initialize failed: {url} refused the credentials ({}); check the Authorization header", short(&why))
-        } else {
-            format!("initialize failed: {}", short(&why))
-        }
-    };
     match command.transport {
         UpstreamTransport::Http => {
             let link = link.unwrap_or_else(|| RemoteLink::new(name, url, Arc::new(Changed::default())));
             link.new_transport();
-            let transport = remote::http_transport(url, &command.headers, link)?;
+            let transport = remote::http_transport(url, &command.headers, link.clone())?;
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, None)),
-                Err(e) => Err(initialize_failed(&e)),
+                Err(e) => {
+                    let why = link.last_failure().unwrap_or_else(|| remote::error_text(&e));
+                    Err(format!("initialize failed: {}", short(&why)))
+                }
             }
         }
         UpstreamTransport::Sse => {
             let transport = remote::SseTransport::connect(name, url, &command.headers).await?;
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, None)),
-                Err(e) => Err(initialize_failed(&e)),
+                Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),
             }
         }
         _ => {
@@ -493,7 +492,7 @@ pub(super) async fn connect(
             let transport = wire::ClientWire::new(name, stdout, stdin);
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, Some(child))),
-                Err(e) => Err(format!("initialize failed: {e}")),
+                Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),
             }
         }
     }

@@ -48,7 +48,13 @@ pub(crate) struct RemoteServer {
 impl RemoteServer {
     /// Starts the server (`transport`: "http" or "sse") on `port`, requiring `Bearer <token>` and,
     /// if given, `X-Tenant: <tenant>`; returns once it accepts connections.
-    pub(crate) async fn start(transport: &str, port: u16, token: &str, tenant: Option<&str>, extra: bool) -> RemoteServer {
+    pub(crate) async fn start(
+        transport: &str,
+        port: u16,
+        token: &str,
+        tenant: Option<&str>,
+        extra: bool,
+    ) -> RemoteServer {
         let mut command = tokio::process::Command::new(mcp_python());
         command
             .arg(crate::fixture_path("remote_server.py"))
@@ -130,11 +136,9 @@ return { sum: sum.structuredContent, who: who.structuredContent, slow, decl: (aw
         json!({ "name": "remote", "transport": "http", "state": "running", "url": url, "reconnects": 0 }),
         "{status}"
     );
-    for (name, expected) in [
-        ("wrongToken", "refused the credentials"),
-        ("wrongPath", "404"),
-        ("refused", "onnection refused"),
-    ] {
+    for (name, expected) in
+        [("wrongToken", "refused the credentials"), ("wrongPath", "404"), ("refused", "onnection refused")]
+    {
         let entry = server_entry(&status, name);
         assert_eq!(entry["state"], "failed", "{name}: {status}");
         assert_eq!(entry["transport"], "http", "{name}: {status}");
@@ -142,10 +146,12 @@ return { sum: sum.structuredContent, who: who.structuredContent, slow, decl: (aw
         assert!(error.contains(expected), "{name}: {error:?} should say {expected:?}");
         assert!(!error.contains("s3cret"), "no secret in errors: {error}");
     }
-    let value = s
-        .value("try { await MCP.refused.x({}); return 'answered' } catch (e) { return e.message }")
-        .await;
-    assert!(value.as_str().unwrap().contains("MCP has no refused"), "a failed server has no tools: {value}");
+    let value =
+        s.value("try { await MCP.refused.x({}); return 'answered' } catch (e) { return e.message }").await;
+    assert!(
+        value.as_str().unwrap().contains("MCP has no server refused"),
+        "a failed server has no tools: {value}"
+    );
     assert_eq!(s.value("return 6 * 7").await, 42, "the gateway stays up");
     s.stop().await;
     server.kill().await;
@@ -190,8 +196,10 @@ return { sum: sum.structuredContent.result, pid: pid.structuredContent.result };
         .await;
     assert!(value["message"].as_str().unwrap().contains("MCP server \"old\""), "{value}");
     let server = RemoteServer::start("sse", port, "t0ken", None, true).await;
-    eventually("list_changed after the SSE server came back", || *s.heard.tool_list_changed.lock().unwrap() >= 1)
-        .await;
+    eventually("list_changed after the SSE server came back", || {
+        *s.heard.tool_list_changed.lock().unwrap() >= 1
+    })
+    .await;
     let value = s
         .value(
             r#"return { extra: (await MCP.old.extra({})).structuredContent.result, pid: (await MCP.old.pid({})).structuredContent.result };"#,
@@ -232,8 +240,10 @@ async fn serve_remote_a_dropped_http_session_comes_back_with_its_tools() {
     // Back on the same port, as a new process (with one more tool): the old session id is unknown
     // there (404), so the gateway initializes a new session and lists the tools again.
     let server = RemoteServer::start("http", port, "s3cret", None, true).await;
-    eventually("list_changed after the session came back", || *s.heard.tool_list_changed.lock().unwrap() >= 1)
-        .await;
+    eventually("list_changed after the session came back", || {
+        *s.heard.tool_list_changed.lock().unwrap() >= 1
+    })
+    .await;
     let value = s
         .value(
             r#"return { extra: (await MCP.remote.extra({})).structuredContent.result, pid: (await MCP.remote.pid({})).structuredContent.result };"#,
@@ -281,8 +291,17 @@ async fn serve_remote_a_stdio_upstream_that_keeps_crashing_is_given_up_on() {
         .value("try { await MCP.crashing.echo({}); return 'answered' } catch (e) { return { message: e.message, code: e.code } }")
         .await;
     assert_eq!(value["code"], "unavailable", "{value}");
-    assert!(value["message"].as_str().unwrap().contains("MCP server \"crashing\" is unavailable: it exited 6 times"), "{value}");
-    assert_eq!(s.value("return (await MCP.steady.echo({ v: 1 })).structuredContent").await, json!({ "v": 1 }));
+    assert!(
+        value["message"]
+            .as_str()
+            .unwrap()
+            .contains("MCP server \"crashing\" is unavailable: it exited 6 times"),
+        "{value}"
+    );
+    assert_eq!(
+        s.value("return (await MCP.steady.echo({ v: 1 })).structuredContent").await,
+        json!({ "v": 1 })
+    );
     assert_eq!(server_entry(&s.status().await, "steady")["state"], "running");
     s.stop().await;
 }
@@ -302,10 +321,19 @@ fn serve_remote_config_errors_name_the_path() {
             r#"{ "url": "https://${CODEMODE_TEST_UNSET_HOST}/mcp" }"#,
             "$.mcpServers.x.url: environment variable \"CODEMODE_TEST_UNSET_HOST\" is not set",
         ),
-        (r#"{ "url": "https://example.com/mcp", "command": "npx" }"#, "$.mcpServers.x.url: give either command"),
-        (r#"{ "type": "ws", "url": "https://example.com/mcp" }"#, "$.mcpServers.x.type: a server with a url has type"),
+        (
+            r#"{ "url": "https://example.com/mcp", "command": "npx" }"#,
+            "$.mcpServers.x.url: give either command",
+        ),
+        (
+            r#"{ "type": "ws", "url": "https://example.com/mcp" }"#,
+            "$.mcpServers.x.type: a server with a url has type",
+        ),
         (r#"{ "type": "sse" }"#, "$.mcpServers.x.url: missing required field \"url\""),
-        (r#"{ "type": "http", "url": "https://example.com/mcp", "env": {} }"#, "$.mcpServers.x.env: unknown field \"env\""),
+        (
+            r#"{ "type": "http", "url": "https://example.com/mcp", "env": {} }"#,
+            "$.mcpServers.x.env: unknown field \"env\"",
+        ),
     ] {
         std::fs::write(&config, format!(r#"{{ "mcpServers": {{ "x": {entry} }} }}"#)).unwrap();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
