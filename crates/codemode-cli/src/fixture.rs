@@ -160,7 +160,8 @@ fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<Fixture
         "alwaysAllow",
     ])?;
     let transport = match kind {
-        None | Some("http" | "streamable-http" | "streamableHttp") => UpstreamTransport::Http,
+        None => UpstreamTransport::Http,
+        Some("http" | "streamable-http" | "streamableHttp") => UpstreamTransport::Http,
         Some("sse") => UpstreamTransport::Sse,
         Some(other) => {
             return Err((
@@ -179,6 +180,11 @@ fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<Fixture
         }
         Err(e) => return Err((obj.child("url"), format!("is not a valid URL ({e}): {url:?}"))),
     }
+    // Without a type, a URL whose path ends in /sse is a legacy SSE server (as clients infer it).
+    let transport = match (kind, reqwest::Url::parse(&url)) {
+        (None, Ok(parsed)) if parsed.path().trim_end_matches('/').ends_with("/sse") => UpstreamTransport::Sse,
+        _ => transport,
+    };
     let mut headers = BTreeMap::new();
     if let Some(v) = obj.get("headers") {
         let hpath = obj.child("headers");

@@ -167,7 +167,7 @@ async fn serve_remote_legacy_sse_with_a_bearer_token_and_a_restart() {
         "codeMode": { "timeoutMs": 20000 },
         "mcpServers": {
             "old": { "type": "sse", "url": url, "headers": { "Authorization": "Bearer ${REMOTE_TEST_SSE_TOKEN}" } },
-            "oldWrong": { "type": "sse", "url": url, "headers": { "Authorization": "Bearer nope" } }
+            "oldWrong": { "url": url, "headers": { "Authorization": "Bearer nope" } }
         }
     });
     let s = Scripted::with_config_text(dir, &config.to_string(), &[("REMOTE_TEST_SSE_TOKEN", "t0ken")]).await;
@@ -188,6 +188,7 @@ return { sum: sum.structuredContent.result, pid: pid.structuredContent.result };
     );
     let wrong = server_entry(&status, "oldWrong");
     assert_eq!(wrong["state"], "failed", "{status}");
+    assert_eq!(wrong["transport"], "sse", "a url ending in /sse without a type is SSE: {status}");
     assert!(wrong["error"].as_str().unwrap().contains("HTTP 401"), "{status}");
     // The server goes away: its event stream ends, the gateway connects again with backoff.
     server.kill().await;
