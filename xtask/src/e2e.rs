@@ -27,7 +27,7 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("usage: cargo xtask e2e [--reinstall] (unknown argument {unknown:?})");
     }
     let home = std::env::var_os("HOME").context("HOME is not set")?;
-    let cache = PathBuf::from(home).join(".cache/codemode-e2e");
+    let cache = PathBuf::from(&home).join(".cache/codemode-e2e");
     std::fs::create_dir_all(&cache)?;
     let installed = PACKAGES.iter().all(|p| cache.join("node_modules").join(p).join("package.json").exists());
     if reinstall || !installed {
