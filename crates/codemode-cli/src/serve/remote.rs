@@ -660,3 +660,35 @@ impl Transport<RoleClient> for SseTransport {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_sse_event_may_be_as_large_as_the_bound_and_no_larger() {
+        let mut size = EventSize::default();
+        let line = vec![b'x'; MAX_SSE_EVENT_BYTES];
+        assert!(size.add(&line).is_ok(), "exactly the bound");
+        assert!(matches!(size.add(b"x"), Err(SseReadError::TooLarge)), "one byte past it");
+        // A blank line ends the event: the next one counts from zero, across chunks and CRLF.
+        let mut size = EventSize::default();
+        size.add(&line[..MAX_SSE_EVENT_BYTES - 1]).unwrap();
+        size.add(b"\r\n").unwrap();
+        size.add(b"\r\n").unwrap();
+        size.add(&line).unwrap();
+        assert!(size.add(b"y").is_err());
+    }
+
+    #[test]
+    fn error_text_drops_rust_type_names() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("Send message error Transport [a::b::C<d::E>] error: Client error: refused")]
+        struct Rmcp;
+        assert_eq!(error_text(&Rmcp), "Send message error Transport error: Client error: refused");
+        #[derive(Debug, thiserror::Error)]
+        #[error("keeps [brackets] without paths")]
+        struct Plain;
+        assert_eq!(error_text(&Plain), "keeps [brackets] without paths");
+    }
+}
