@@ -348,3 +348,53 @@ fn serve_remote_config_errors_name_the_path() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A legacy SSE server answering with one event past the 16 MiB bound: the call fails, the stream
+/// is dropped (nothing larger is buffered), the gateway connects again and the server's other
+/// tools work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_remote_an_sse_event_past_the_bound_fails_its_call_and_the_stream_is_reopened() {
+    let port = free_port();
+    let _server = tokio::process::Command::new("python3")
+        .arg(crate::fixture_path("hostile_sse.py"))
+        .env("HOSTILE_PORT", port.to_string())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let dir = temp_dir("remote-sse-big");
+    let config = json!({
+        "codeMode": { "timeoutMs": 30000 },
+        "mcpServers": { "hostile": { "url": format!("http://127.0.0.1:{port}/sse") } }
+    });
+    let s = Scripted::with_config(dir, &config).await;
+    assert_eq!(s.value("return (await MCP.hostile.small({})).content[0].text").await, "small");
+    let value = s
+        .value("try { await MCP.hostile.big({}); return 'answered' } catch (e) { return { message: e.message, code: e.code } }")
+        .await;
+    assert_eq!(value["code"], "upstream_error", "{value}");
+    assert!(
+        value["message"].as_str().unwrap().contains("MCP server \"hostile\" exited or closed its connection"),
+        "{value}"
+    );
+    eventually("the SSE stream reopened", || s.stderr().contains("exited; restarting it")).await;
+    let mut back = Value::Null;
+    for _ in 0..100 {
+        back = s.exec("return (await MCP.hostile.small({})).content[0].text").await;
+        if back["value"] == "small" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(back["value"], "small", "{back}");
+    assert!(s.stderr().contains("an event is larger than 16 MiB"), "{}", s.stderr());
+    let entry = server_entry(&s.status().await, "hostile");
+    assert_eq!(entry["state"], "running", "{entry}");
+    assert!(entry["reconnects"].as_u64().unwrap() >= 1, "{entry}");
+    s.stop().await;
+}
