@@ -480,7 +480,7 @@ impl Gateway {
                 entry["restarts"] = json!(total);
             } else {
                 let sessions = link.map_or(0, |l| l.reconnects.load(std::sync::atomic::Ordering::SeqCst));
-                entry["url"] = json!(command.url);
+                entry["url"] = json!(super::remote::redact_url(command.url.as_deref().unwrap_or_default()));
                 entry["reconnects"] = json!(total + sessions);
             }
             if let Some(error) = error {

@@ -84,6 +84,35 @@ pub(super) fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
     out.replace("  ", " ")
 }
 
+/// `url` as the gateway shows it (in errors, logs and the status): without user info, query or
+/// fragment, which may carry credentials (`?api_key=...`).
+pub fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => "(an invalid URL)".to_owned(),
+    }
+}
+
+/// `text` with `url` (as given, and as reqwest prints it) replaced by its redacted form.
+pub(super) fn scrub(text: &str, url: &str) -> String {
+    let shown = redact_url(url);
+    let mut out = text.replace(url, &shown);
+    if let Ok(mut parsed) = reqwest::Url::parse(url) {
+        out = out.replace(parsed.as_str(), &shown);
+        // reqwest prints request URLs without their user info.
+        let _ = parsed.set_username("");
+        let _ = parsed.set_password(None);
+        out = out.replace(parsed.as_str(), &shown);
+    }
+    out
+}
+
 /// An error and its sources as one line (`error sending request: client error (Connect): tcp
 /// connect error: Connection refused (os error 111)`), each cause once.
 pub(super) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -103,7 +132,10 @@ pub(super) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 /// that watches it.
 pub struct RemoteLink {
     pub(super) name: String,
+    /// The URL as shown ([`redact_url`]).
     pub(super) url: String,
+    /// The URL as configured (only to scrub it out of error texts).
+    full_url: String,
     changed: Arc<Changed>,
     /// The first `initialize` went out (any later one re-initializes a lost session).
     initialized: AtomicBool,
@@ -134,7 +166,8 @@ impl RemoteLink {
     pub(super) fn new(name: &str, url: &str, changed: Arc<Changed>) -> Arc<RemoteLink> {
         Arc::new(RemoteLink {
             name: name.to_owned(),
-            url: url.to_owned(),
+            url: redact_url(url),
+            full_url: url.to_owned(),
             changed,
             initialized: AtomicBool::new(false),
             reconnects: AtomicU32::new(0),
@@ -208,6 +241,7 @@ impl RemoteLink {
                 (status.map_or(text, |status| http_refusal(&self.url, status)), false)
             }
         };
+        let why = scrub(&why, &self.full_url);
         *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
         if unreachable {
             self.set_unreachable(why);
@@ -489,7 +523,10 @@ impl SseTransport {
         headers: &BTreeMap<String, String>,
     ) -> Result<SseTransport, String> {
         let client = http_client()?;
-        let base = reqwest::Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+        let full = url;
+        let shown = redact_url(url);
+        let url = shown.as_str();
+        let base = reqwest::Url::parse(full).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
         let mut map = reqwest::header::HeaderMap::new();
         for (key, value) in headers {
             let (name, value) = header(key, value)?;
@@ -501,7 +538,7 @@ impl SseTransport {
             .headers(map.clone())
             .send()
             .await
-            .map_err(|e| format!("cannot connect to {url}: {}", chain(&e)))?;
+            .map_err(|e| format!("cannot connect to {url}: {}", scrub(&chain(&e), full)))?;
         let status = response.status();
         if !status.is_success() {
             return Err(http_refusal(url, status));
@@ -526,14 +563,18 @@ impl SseTransport {
             SseStream::from_bytes_stream(bytes).boxed();
         let endpoint = tokio::time::timeout(ENDPOINT_TIMEOUT, async {
             while let Some(event) = events.next().await {
-                let event = event.map_err(|e| format!("reading the event stream failed: {e}"))?;
+                let event = event.map_err(|e| {
+                    format!("reading the event stream failed: {}", scrub(&e.to_string(), full))
+                })?;
                 if event.event.as_deref() == Some("endpoint") {
                     let data = event.data.unwrap_or_default();
-                    let endpoint =
-                        base.join(data.trim()).map_err(|e| format!("its endpoint {data:?} is not a URL: {e}"))?;
+                    let endpoint = base
+                        .join(data.trim())
+                        .map_err(|e| format!("its endpoint {data:?} is not a URL: {e}"))?;
                     if endpoint.origin() != base.origin() {
                         return Err(format!(
-                            "its endpoint {endpoint} is on another origin than {url}; not sending the headers there"
+                            "its endpoint {} is on another origin than {url}; not sending the headers there",
+                            redact_url(endpoint.as_str())
                         ));
                     }
                     return Ok(endpoint);
@@ -542,7 +583,12 @@ impl SseTransport {
             Err("the event stream ended before it named the message endpoint".to_owned())
         })
         .await
-        .map_err(|_| format!("the event stream did not name its message endpoint within {} s", ENDPOINT_TIMEOUT.as_secs()))??;
+        .map_err(|_| {
+            format!(
+                "the event stream did not name its message endpoint within {} s",
+                ENDPOINT_TIMEOUT.as_secs()
+            )
+        })??;
         Ok(SseTransport {
             server: server.to_owned(),
             client,
@@ -588,10 +634,11 @@ impl Transport<RoleClient> for SseTransport {
         }
         let endpoint = self.endpoint.to_string();
         async move {
+            let shown = redact_url(&endpoint);
             let failed = match request.send().await {
                 Ok(response) if response.status().is_success() => None,
-                Ok(response) => Some(http_refusal(&endpoint, response.status())),
-                Err(e) => Some(format!("cannot reach {endpoint}: {}", chain(&e))),
+                Ok(response) => Some(http_refusal(&shown, response.status())),
+                Err(e) => Some(format!("cannot reach {shown}: {}", scrub(&chain(&e), &endpoint))),
             };
             match failed {
                 None => Ok(()),

@@ -474,7 +474,8 @@ pub(super) async fn connect(
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, None)),
                 Err(e) => {
-                    let why = link.last_failure().unwrap_or_else(|| remote::error_text(&e));
+                    let why =
+                        link.last_failure().unwrap_or_else(|| remote::scrub(&remote::error_text(&e), url));
                     Err(format!("initialize failed: {}", short(&why)))
                 }
             }

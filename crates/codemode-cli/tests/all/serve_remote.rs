@@ -110,7 +110,7 @@ async fn serve_remote_streamable_http_with_a_bearer_token_from_the_environment()
             },
             "wrongToken": { "url": url, "headers": { "Authorization": "Bearer nope", "X-Tenant": "acme" } },
             "wrongPath": { "url": format!("http://127.0.0.1:{port}/nope"), "headers": { "Authorization": "Bearer s3cret", "X-Tenant": "acme" } },
-            "refused": { "url": format!("http://127.0.0.1:{closed}/mcp") }
+            "refused": { "url": format!("http://me:pw@127.0.0.1:{closed}/mcp?api_key=hunter2") }
         }
     });
     let envs = [("REMOTE_TEST_TOKEN", "s3cret"), ("REMOTE_TEST_TENANT", "acme")];
@@ -146,6 +146,13 @@ return { sum: sum.structuredContent, who: who.structuredContent, slow, decl: (aw
         assert!(error.contains(expected), "{name}: {error:?} should say {expected:?}");
         assert!(!error.contains("s3cret"), "no secret in errors: {error}");
     }
+    let refused = server_entry(&status, "refused");
+    assert_eq!(refused["url"], format!("http://127.0.0.1:{closed}/mcp"), "user info and query are not shown");
+    assert!(!status.to_string().contains("hunter2"), "{status}");
+    // The gateway's own log lines show the redacted URL too (rmcp's own error log may not).
+    let ours: Vec<String> =
+        s.stderr().lines().filter(|l| l.contains("codemode_cli")).map(str::to_owned).collect();
+    assert!(!ours.iter().any(|l| l.contains("hunter2")), "{ours:?}");
     let value =
         s.value("try { await MCP.refused.x({}); return 'answered' } catch (e) { return e.message }").await;
     assert!(
