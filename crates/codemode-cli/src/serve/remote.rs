@@ -191,7 +191,10 @@ impl RemoteLink {
     fn set_unreachable(&self, why: String) {
         let mut slot = self.unreachable.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
-            tracing::warn!(server = %self.name, "MCP server {:?} cannot be reached at {}: {why}; reconnecting with backoff", self.name, self.url);
+            // Before the first session, a failure is a start-up failure (reported as such).
+            if self.initialized.load(Ordering::SeqCst) {
+                tracing::warn!(server = %self.name, "MCP server {:?} cannot be reached at {}: {why}; reconnecting with backoff", self.name, self.url);
+            }
             let mut probe = self.probe.lock().unwrap_or_else(|p| p.into_inner());
             probe.failures = 0;
             probe.next = Instant::now() + RESTART_BACKOFF_FIRST;
