@@ -53,6 +53,8 @@ struct Paths {
     codemode: PathBuf,
     servers: PathBuf,
     work: PathBuf,
+    /// A python with the MCP SDK (`mcp<2`) and the FastMCP server script, for the remote step.
+    remote: Option<(PathBuf, PathBuf)>,
 }
 
 impl Paths {
@@ -157,11 +159,17 @@ async fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let mut codemode = None;
     let mut servers = None;
+    let mut python = None;
+    let mut remote_server = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--codemode" => codemode = args.next().map(PathBuf::from),
             "--servers" => servers = args.next().map(PathBuf::from),
-            other => bail!("unknown argument {other:?}; usage: e2e_driver --codemode BIN --servers DIR"),
+            "--python" => python = args.next().map(PathBuf::from),
+            "--remote-server" => remote_server = args.next().map(PathBuf::from),
+            other => bail!(
+                "unknown argument {other:?}; usage: e2e_driver --codemode BIN --servers DIR [--python PY --remote-server remote_server.py]"
+            ),
         }
     }
     let work = std::env::temp_dir().join(format!("codemode-e2e-{}", std::process::id()));
@@ -171,12 +179,17 @@ async fn main() -> Result<()> {
         codemode: codemode.ok_or_else(|| anyhow!("--codemode BIN is required"))?,
         servers: servers.ok_or_else(|| anyhow!("--servers DIR is required"))?,
         work: work.clone(),
+        remote: python.zip(remote_server),
     };
     let mut report = Report { passed: 0, failed: 0 };
     let outcome = run(&paths, &mut report).await;
     if let Err(e) = outcome {
         report.record("setup", Err(e));
     }
+    report.record(
+        "17 remote: a FastMCP Streamable HTTP upstream behind serve, bearer token from the environment",
+        remote_step(&paths).await,
+    );
     let _ = std::fs::remove_dir_all(&work);
     println!("{} passed, {} failed", report.passed, report.failed);
     if report.failed > 0 {
@@ -517,4 +530,63 @@ return await MCP.everything[key]({ duration: 1, steps: 1 });"#;
 
     let _ = client.cancel().await;
     Ok(())
+}
+
+/// Step 17 (beyond the spec's plan): `tests/fixtures/remote_server.py` (FastMCP from the official
+/// Python SDK) over Streamable HTTP on 127.0.0.1, requiring a bearer token; the gateway reads the
+/// token from its environment (`${CODEMODE_E2E_TOKEN}`), calls the tools through exec and shows the
+/// server's transport in its status.
+async fn remote_step(paths: &Paths) -> Result<String> {
+    let (python, script) = paths
+        .remote
+        .as_ref()
+        .ok_or_else(|| anyhow!("no --python/--remote-server given (cargo xtask e2e passes them)"))?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let token = format!("e2e-{}", std::process::id());
+    let _server = tokio::process::Command::new(python)
+        .arg(script)
+        .env("REMOTE_PORT", port.to_string())
+        .env("REMOTE_TOKEN", &token)
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {} {}", python.display(), script.display()))?;
+    let mut up = false;
+    for _ in 0..600 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    ensure!(up, "the FastMCP server did not listen on {port} within 30 s");
+    let config = json!({
+        "mcpServers": {
+            "remote": {
+                "type": "http",
+                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "headers": { "Authorization": "Bearer ${CODEMODE_E2E_TOKEN}" }
+            }
+        }
+    });
+    let file = paths.work.join("remote.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&config)?)?;
+    let mut cmd = tokio::process::Command::new(&paths.codemode);
+    cmd.args(["serve", "--config"]).arg(&file).env("CODEMODE_E2E_TOKEN", &token).kill_on_drop(true);
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(std::process::Stdio::inherit()).spawn()?;
+    let client = Recorder::default().serve(transport).await.context("MCP initialize")?;
+    let result = exec(
+        &client,
+        r#"const hits = await API.search("add two integers", { limit: 3 });
+const sum = await MCP.remote.add({ a: 40, b: 2 });
+return { first: hits[0] && hits[0].call, sum: sum.structuredContent.result };"#,
+    )
+    .await?;
+    let value = completed(&result)?.clone();
+    let status = gateway_status(&client).await?;
+    let _ = client.cancel().await;
+    ensure!(value["sum"] == 42, "MCP.remote.add gave {value}");
+    ensure!(value["first"] == "MCP.remote.add", "API.search did not rank add first: {value}");
+    let entry = &status["upstreams"]["servers"][0];
+    ensure!(entry["transport"] == "http" && entry["state"] == "running", "status: {status}");
+    Ok("add(40, 2) = 42 over Streamable HTTP with the bearer token; status shows transport http".into())
 }

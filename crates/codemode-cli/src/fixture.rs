@@ -61,8 +61,15 @@ pub enum Behavior {
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct UpstreamCommand {
-    /// The program.
+    /// The program (empty for a remote server).
     pub command: String,
+    /// How the gateway talks to it (`type`; inferred from `url` or `command` when absent).
+    pub transport: UpstreamTransport,
+    /// A remote server's URL (`url`: the Streamable HTTP endpoint, or the legacy SSE stream);
+    /// then there is no program.
+    pub url: Option<String>,
+    /// HTTP headers sent to a remote server (`headers`).
+    pub headers: BTreeMap<String, String>,
     /// Its arguments.
     pub args: Vec<String>,
     /// Extra environment variables.
@@ -81,6 +88,30 @@ pub struct UpstreamCommand {
     pub inherit_env: bool,
     /// Fields accepted for compatibility with other clients but not used, one warning each.
     pub warnings: Vec<String>,
+}
+
+/// How the gateway talks to an upstream server (`type` in its entry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpstreamTransport {
+    /// A child process speaking MCP on its stdio (`"stdio"`, or an entry with `command`).
+    #[default]
+    Stdio,
+    /// A remote server over Streamable HTTP (`"http"`, or an entry with `url`).
+    Http,
+    /// A remote server over the legacy HTTP+SSE transport (`"sse"`).
+    Sse,
+}
+
+impl UpstreamTransport {
+    /// The name the status resource shows: `stdio`, `http` or `sse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamTransport::Stdio => "stdio",
+            UpstreamTransport::Http => "http",
+            UpstreamTransport::Sse => "sse",
+        }
+    }
 }
 
 /// Environment variables every upstream child gets from the gateway (what the official MCP SDKs
@@ -112,6 +143,89 @@ pub fn interpolate(text: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// A remote server entry: `{"type"?: "http" | "sse", "url", "headers"?}` (Streamable HTTP unless
+/// `type` is `"sse"`).
+fn parse_remote(name: &str, obj: &Obj<'_>, kind: Option<&str>) -> Result<FixtureMcpServer, Invalid> {
+    obj.only(&[
+        "type",
+        "url",
+        "headers",
+        "startupTimeoutMs",
+        "timeoutMs",
+        "timeout",
+        "disabled",
+        "autoApprove",
+        "alwaysAllow",
+    ])?;
+    let transport = match kind {
+        None => UpstreamTransport::Http,
+        Some("http" | "streamable-http" | "streamableHttp") => UpstreamTransport::Http,
+        Some("sse") => UpstreamTransport::Sse,
+        Some(other) => {
+            return Err((
+                obj.child("type"),
+                format!(
+                    "a server with a url has type \"http\" (Streamable HTTP) or \"sse\" (legacy HTTP+SSE), found {other:?}"
+                ),
+            ));
+        }
+    };
+    let url = interpolate(&obj.required_string("url")?).map_err(|e| (obj.child("url"), e))?;
+    match reqwest::Url::parse(&url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some() => {}
+        Ok(_) => {
+            return Err((obj.child("url"), format!("must be an http:// or https:// URL, found {url:?}")));
+        }
+        Err(e) => return Err((obj.child("url"), format!("is not a valid URL ({e}): {url:?}"))),
+    }
+    // Without a type, a URL whose path ends in /sse is a legacy SSE server (as clients infer it).
+    let transport = match (kind, reqwest::Url::parse(&url)) {
+        (None, Ok(parsed)) if parsed.path().trim_end_matches('/').ends_with("/sse") => UpstreamTransport::Sse,
+        _ => transport,
+    };
+    let mut headers = BTreeMap::new();
+    if let Some(v) = obj.get("headers") {
+        let hpath = obj.child("headers");
+        let map =
+            v.as_object().ok_or_else(|| (hpath.clone(), "must be an object of string values".to_owned()))?;
+        for (k, v) in map {
+            let at = format!("{hpath}{}", key_path(k));
+            let s = v.as_str().ok_or_else(|| (at.clone(), "must be a string".to_owned()))?;
+            headers.insert(k.clone(), interpolate(s).map_err(|e| (at, e))?);
+        }
+    }
+    let millis =
+        |key: &str| match obj.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Some).ok_or_else(|| {
+                (obj.child(key), "must be a positive whole number of milliseconds".to_owned())
+            }),
+        };
+    let mut warnings = Vec::new();
+    for (key, why) in [
+        ("timeout", "is not used (its unit differs between clients); set timeoutMs in milliseconds"),
+        ("autoApprove", "is not used: the gateway does not ask for approval"),
+        ("alwaysAllow", "is not used: the gateway does not ask for approval"),
+    ] {
+        if obj.get(key).is_some() {
+            warnings.push(format!("{} {why}", obj.child(key)));
+        }
+    }
+    Ok(FixtureMcpServer::Command {
+        name: name.to_owned(),
+        command: UpstreamCommand {
+            transport,
+            url: Some(url),
+            headers,
+            startup_timeout_ms: millis("startupTimeoutMs")?,
+            timeout_ms: millis("timeoutMs")?,
+            disabled: obj.bool("disabled")?,
+            warnings,
+            ..UpstreamCommand::default()
+        },
+    })
 }
 
 /// Reads a dotenv file: `KEY=VALUE` lines, `#` comments, optional `export ` and quotes.
@@ -687,6 +801,21 @@ fn parse_behavior(value: &Value, path: String, mcp: bool) -> Result<Behavior, In
 
 fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<FixtureMcpServer, Invalid> {
     let obj = Obj::new(value, path)?;
+    let kind = obj.string("type")?;
+    if obj.get("url").is_some() && obj.get("command").is_some() {
+        return Err((
+            obj.child("url"),
+            "give either command (a local server) or url (a remote one), not both".to_owned(),
+        ));
+    }
+    if obj.get("url").is_some() && kind.as_deref() == Some("stdio") {
+        return Err((obj.child("type"), "a \"stdio\" server has a command, not a url".to_owned()));
+    }
+    if obj.get("url").is_some()
+        || matches!(kind.as_deref(), Some("http" | "sse" | "streamable-http" | "streamableHttp"))
+    {
+        return parse_remote(name, &obj, kind.as_deref());
+    }
     if obj.get("command").is_some() {
         obj.only(&[
             "command",
@@ -706,7 +835,10 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
         if let Some(kind) = obj.string("type")?
             && kind != "stdio"
         {
-            return Err((obj.child("type"), format!("only \"stdio\" servers are supported, found {kind:?}")));
+            return Err((
+                obj.child("type"),
+                format!("unknown server type {kind:?}; expected \"stdio\", \"http\" or \"sse\""),
+            ));
         }
         let expand = |text: String, key: &str| interpolate(&text).map_err(|e| (obj.child(key), e));
         let command = expand(obj.required_string("command")?, "command")?;
@@ -767,6 +899,9 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
             name: name.to_owned(),
             command: UpstreamCommand {
                 command,
+                transport: UpstreamTransport::Stdio,
+                url: None,
+                headers: BTreeMap::new(),
                 args,
                 env,
                 cwd,

@@ -18,9 +18,11 @@ use serde_json::{Map, Value, json};
 use super::STATUS_URI;
 use super::config::*;
 use super::projection::*;
+use super::remote::RemoteLink;
 use super::upstream::*;
 use crate::engine::{Engine, EngineOptions};
 use crate::error::CliError;
+use crate::fixture::UpstreamTransport;
 
 /// The gateway: Code Mode over the upstreams, rebuilt when an upstream's lists change.
 #[derive(Clone)]
@@ -74,15 +76,26 @@ impl Gateway {
             .iter()
             .filter_map(|(name, c)| c.timeout_ms.map(|ms| (name.clone(), Duration::from_millis(ms))))
             .collect();
+        let links: HashMap<String, Arc<RemoteLink>> = config
+            .servers
+            .iter()
+            .filter(|(_, c)| c.transport == UpstreamTransport::Http)
+            .map(|(name, c)| {
+                (name.clone(), RemoteLink::new(name, c.url.as_deref().unwrap_or_default(), changed.clone()))
+            })
+            .collect();
         let upstream = Arc::new(UpstreamHost {
             peers: RwLock::default(),
             timeout: config.upstream_timeout,
             timeouts,
             projection: projection.clone(),
+            links,
+            given_up: RwLock::default(),
         });
         let starts = config.servers.iter().map(|(name, command)| {
             let timeout = command.startup_timeout_ms.map_or(config.startup_timeout, Duration::from_millis);
-            start_upstream(name.clone(), command.clone(), timeout, changed.clone(), projection.clone())
+            let link = upstream.links.get(name).cloned();
+            start_upstream(name.clone(), command.clone(), timeout, changed.clone(), projection.clone(), link)
         });
         let started = futures::future::join_all(starts).await;
         let mut upstreams = Vec::new();
@@ -146,7 +159,9 @@ impl Gateway {
             loop {
                 tokio::time::sleep(SUPERVISE_EVERY).await;
                 let Some(inner) = weak.upgrade() else { return };
-                (Gateway { inner }).restart_exited().await;
+                let gateway = Gateway { inner };
+                gateway.probe_unreachable();
+                gateway.restart_exited().await;
             }
         });
         *gateway.inner.supervisor.lock().unwrap_or_else(|p| p.into_inner()) = Some(supervisor);
@@ -174,14 +189,34 @@ impl Gateway {
             }
         }
         for name in exited {
+            let remote = inner
+                .config
+                .servers
+                .iter()
+                .any(|(n, c)| *n == name && c.transport != UpstreamTransport::Stdio);
             let due = {
                 let mut restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
                 let r = restarts.entry(name.clone()).or_insert_with(|| Restarts::new(now));
                 if r.gave_up || now < r.next_try {
                     false
-                } else if r.count >= MAX_RESTARTS {
+                } else if r.count >= MAX_RESTARTS && !remote {
+                    // A remote server may be down for a while: it is tried for as long as the
+                    // gateway runs, at most every RESTART_BACKOFF_MAX. A local one crashing in a
+                    // loop is given up on.
                     r.gave_up = true;
-                    tracing::warn!(server = %name, "MCP server {name:?} crashed {MAX_RESTARTS} times in a row; not restarting it again");
+                    let why = format!(
+                        "it exited {} times in a row (restarted {MAX_RESTARTS} times without staying up {} s); \
+                         the gateway stopped restarting it: fix the server, then restart the gateway",
+                        MAX_RESTARTS + 1,
+                        RESTART_RESET_AFTER.as_secs()
+                    );
+                    tracing::warn!(server = %name, "MCP server {name:?}: {why}");
+                    inner
+                        .upstream
+                        .given_up
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(name.clone(), why);
                     false
                 } else {
                     r.count += 1;
@@ -215,6 +250,7 @@ impl Gateway {
                 timeout,
                 inner.changed.clone(),
                 inner.projection.clone(),
+                inner.upstream.links.get(&name).cloned(),
             )
             .await
             {
@@ -406,30 +442,77 @@ impl Gateway {
         })
     }
 
-    /// Each configured upstream's transport, state (`running`, `restarting`, `exited` after
-    /// giving up, `failed` to start, `disabled`) and restart count, in config order.
+    /// Each configured upstream's transport, state (`running`, `reconnecting` while a remote one
+    /// cannot be reached, `restarting`, `failed` to start or given up on, `disabled`) and
+    /// restart count (`reconnects` for a remote one), in config order.
     fn server_states(&self) -> Vec<Value> {
         let inner = &self.inner;
         let (running, _) = inner.upstream.servers_by_state();
         let restarts = inner.restarts.lock().unwrap_or_else(|p| p.into_inner());
+        let given_up = inner.upstream.given_up.read().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
-        for (name, _) in &inner.config.servers {
+        for (name, command) in &inner.config.servers {
             let r = restarts.get(name);
-            let state = if running.contains(name) {
-                "running"
-            } else if inner.failed.iter().any(|(n, _)| n == name) && r.is_none() {
+            let link = inner.upstream.links.get(name);
+            let unreachable = link.and_then(|l| l.unreachable());
+            let mut error = None;
+            let state = if let Some(why) = given_up.get(name) {
+                error = Some(why.clone());
                 "failed"
-            } else if r.is_some_and(|r| r.gave_up) {
-                "exited"
-            } else {
+            } else if running.contains(name) && unreachable.is_some() {
+                error = unreachable;
+                "reconnecting"
+            } else if running.contains(name) {
+                "running"
+            } else if let Some((_, why)) = inner.failed.iter().find(|(n, _)| n == name)
+                && r.is_none()
+            {
+                error = Some(why.clone());
+                "failed"
+            } else if command.transport == UpstreamTransport::Stdio {
                 "restarting"
+            } else {
+                "reconnecting"
             };
-            out.push(json!({ "name": name, "transport": "stdio", "state": state, "restarts": r.map_or(0, |r| r.total) }));
+            let total = r.map_or(0, |r| r.total);
+            let mut entry = json!({ "name": name, "transport": command.transport.as_str(), "state": state });
+            if command.transport == UpstreamTransport::Stdio {
+                entry["restarts"] = json!(total);
+            } else {
+                let sessions = link.map_or(0, |l| l.reconnects.load(std::sync::atomic::Ordering::SeqCst));
+                entry["url"] = json!(super::remote::redact_url(command.url.as_deref().unwrap_or_default()));
+                entry["reconnects"] = json!(total + sessions);
+            }
+            if let Some(error) = error {
+                entry["error"] = json!(error);
+            }
+            out.push(entry);
         }
         for name in &inner.config.disabled_servers {
-            out.push(json!({ "name": name, "transport": "stdio", "state": "disabled", "restarts": 0 }));
+            out.push(json!({ "name": name, "state": "disabled" }));
         }
         out
+    }
+
+    /// Pings each Streamable HTTP server that cannot be reached, with backoff
+    /// ([`RESTART_BACKOFF_FIRST`] doubling up to [`RESTART_BACKOFF_MAX`]). A server that restarted
+    /// lost the session: rmcp initializes a new one, and the server's tools are listed again.
+    fn probe_unreachable(&self) {
+        for (name, link) in &self.inner.upstream.links {
+            if !link.probe_due() {
+                continue;
+            }
+            let Ok(peer) = self.inner.upstream.peer(name) else {
+                link.probe_done(false);
+                continue;
+            };
+            let link = link.clone();
+            tokio::spawn(async move {
+                let ping = peer.send_request(rmcp::model::ClientRequest::PingRequest(Default::default()));
+                let ok = matches!(tokio::time::timeout(PROBE_TIMEOUT, ping).await, Ok(Ok(_)));
+                link.probe_done(ok);
+            });
+        }
     }
 
     /// Stops every upstream server (stdin closed, then SIGTERM, then kill), all at once.
@@ -755,6 +838,9 @@ pub(super) fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
         engines.truncate(MAX_GENERATIONS);
     }
 }
+
+/// How long a reconnection probe (`ping`) of an unreachable remote server may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often the supervisor looks for exited upstreams.
 const SUPERVISE_EVERY: Duration = Duration::from_millis(250);

@@ -1,11 +1,13 @@
 //! `codemode serve`: an MCP server on stdio that puts Code Mode in front of upstream MCP servers
-//! (docs/serve.md). Upstream servers are child processes; their tools, resources and prompts become
-//! the hidden catalog; the client sees `exec`, `wait` and direct-only tools.
+//! (docs/serve.md). Upstream servers are child processes (stdio) or remote servers (Streamable HTTP,
+//! legacy HTTP+SSE); their tools, resources and prompts become the hidden catalog; the client sees
+//! `exec`, `wait` and direct-only tools.
 
 mod child;
 mod config;
 mod gateway;
 mod projection;
+mod remote;
 mod upstream;
 pub mod wire;
 

@@ -23,8 +23,9 @@ use tokio::sync::Notify;
 use super::child;
 use super::config::*;
 use super::projection::*;
+use super::remote::{self, RemoteLink};
 use super::wire;
-use crate::fixture::UpstreamCommand;
+use crate::fixture::{UpstreamCommand, UpstreamTransport};
 
 /// Upstreams whose lists changed since the last rebuild, and the signal that wakes the rebuilder.
 #[derive(Default)]
@@ -136,7 +137,7 @@ pub(super) type Client = RunningService<RoleClient, UpstreamHandler>;
 pub(super) struct Upstream {
     pub(super) name: String,
     pub(super) client: Client,
-    pub(super) child: child::Child,
+    pub(super) child: Option<child::Child>,
     pub(super) described: Described,
     /// This server's start-up (and re-listing) time limit.
     pub(super) startup_timeout: Duration,
@@ -146,7 +147,9 @@ impl Upstream {
     /// Closes the connection (the child's stdin), then stops the process.
     pub(super) async fn stop(mut self) {
         let _ = self.client.cancel().await;
-        self.child.stop().await;
+        if let Some(child) = &mut self.child {
+            child.stop().await;
+        }
     }
 }
 
@@ -167,6 +170,10 @@ pub struct UpstreamHost {
     /// Per-server `timeoutMs`, overriding `timeout`.
     pub(super) timeouts: HashMap<String, Duration>,
     pub(super) projection: Arc<Projection>,
+    /// Streamable HTTP servers' connection state, by server.
+    pub(super) links: HashMap<String, Arc<RemoteLink>>,
+    /// Servers the gateway stopped restarting, and why.
+    pub(super) given_up: RwLock<HashMap<String, String>>,
 }
 
 impl std::fmt::Debug for UpstreamHost {
@@ -177,6 +184,12 @@ impl std::fmt::Debug for UpstreamHost {
 
 impl UpstreamHost {
     pub(super) fn peer(&self, server: &str) -> Result<Peer<RoleClient>, ToolError> {
+        if let Some(why) = self.given_up.read().unwrap_or_else(|p| p.into_inner()).get(server) {
+            return Err(ToolError::with_code(
+                format!("MCP server {server:?} is unavailable: {why}"),
+                "unavailable",
+            ));
+        }
         let peer =
             self.peers.read().unwrap_or_else(|p| p.into_inner()).get(server).cloned().ok_or_else(|| {
                 ToolError::with_code(format!("MCP server {server:?} is not connected"), "unavailable")
@@ -241,6 +254,20 @@ impl UpstreamHost {
                     "upstream_error",
                 ))
             }
+            Ok(Err(e)) if self.links.get(server).and_then(|l| l.unreachable()).is_some() => {
+                let link = &self.links[server];
+                let why = link.unreachable().unwrap_or_default();
+                tracing::warn!(server, what, error = %e, "upstream MCP server cannot be reached");
+                Err(ToolError::with_code(
+                    format!(
+                        "MCP server {server:?} cannot be reached at {} ({}); the gateway reconnects with backoff and \
+                         its tools work again once it answers",
+                        link.url,
+                        short(&why)
+                    ),
+                    "unavailable",
+                ))
+            }
             Ok(Err(e)) => {
                 let closed = matches!(e, rmcp::ServiceError::TransportClosed)
                     || self
@@ -253,9 +280,10 @@ impl UpstreamHost {
                     tracing::warn!(server, what, "upstream MCP server exited during the call");
                     return Err(ToolError::with_code(exited(server), "upstream_error"));
                 }
-                tracing::warn!(server, what, error = %e, "upstream MCP call failed");
+                let why = remote::error_text(&e);
+                tracing::warn!(server, what, error = %why, "upstream MCP call failed");
                 Err(ToolError::with_code(
-                    format!("MCP server {server:?} failed: {}", short(&e.to_string())),
+                    format!("MCP server {server:?} failed: {}", short(&why)),
                     "upstream_error",
                 ))
             }
@@ -431,15 +459,43 @@ pub(super) async fn connect(
     command: &UpstreamCommand,
     changed: Arc<Changed>,
     projection: Arc<Projection>,
-) -> Result<(Client, child::Child), String> {
-    let (child, stdout, stdin) =
-        child::Child::spawn(command).map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
-    let transport = wire::ClientWire::new(name, stdout, stdin);
-    let transport = ProgressTap { inner: transport, server: name.to_owned(), projection };
+    link: Option<Arc<RemoteLink>>,
+) -> Result<(Client, Option<child::Child>), String> {
     let handler = UpstreamHandler { name: name.to_owned(), changed };
-    match handler.serve(transport).await {
-        Ok(client) => Ok((client, child)),
-        Err(e) => Err(format!("initialize failed: {e}")),
+    fn tap<T>(inner: T, server: &str, projection: &Arc<Projection>) -> ProgressTap<T> {
+        ProgressTap { inner, server: server.to_owned(), projection: projection.clone() }
+    }
+    let url = command.url.as_deref().unwrap_or_default();
+    match command.transport {
+        UpstreamTransport::Http => {
+            let link = link.unwrap_or_else(|| RemoteLink::new(name, url, Arc::new(Changed::default())));
+            link.new_transport();
+            let transport = remote::http_transport(url, &command.headers, link.clone())?;
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, None)),
+                Err(e) => {
+                    let why =
+                        link.last_failure().unwrap_or_else(|| remote::scrub(&remote::error_text(&e), url));
+                    Err(format!("initialize failed: {}", short(&why)))
+                }
+            }
+        }
+        UpstreamTransport::Sse => {
+            let transport = remote::SseTransport::connect(name, url, &command.headers).await?;
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, None)),
+                Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),
+            }
+        }
+        _ => {
+            let (child, stdout, stdin) = child::Child::spawn(command)
+                .map_err(|e| format!("cannot start {:?}: {e}", command.command))?;
+            let transport = wire::ClientWire::new(name, stdout, stdin);
+            match handler.serve(tap(transport, name, &projection)).await {
+                Ok(client) => Ok((client, Some(child))),
+                Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),
+            }
+        }
     }
 }
 
@@ -451,10 +507,11 @@ pub(super) async fn start_upstream(
     timeout: Duration,
     changed: Arc<Changed>,
     projection: Arc<Projection>,
+    link: Option<Arc<RemoteLink>>,
 ) -> Result<Upstream, String> {
     let step = Mutex::new("initialize");
     let work = async {
-        let (client, child) = connect(&name, &command, changed, projection).await?;
+        let (client, child) = connect(&name, &command, changed, projection, link).await?;
         *step.lock().unwrap_or_else(|p| p.into_inner()) = "tools/list";
         let described = describe(&name, client.peer()).await;
         Ok(Upstream { name: name.clone(), client, child, described, startup_timeout: timeout })

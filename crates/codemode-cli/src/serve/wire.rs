@@ -481,7 +481,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> ClientWire<W> {
     }
 }
 
-fn failure(reason: &str, id: RequestId) -> RxJsonRpcMessage<RoleClient> {
+pub(crate) fn failure(reason: &str, id: RequestId) -> RxJsonRpcMessage<RoleClient> {
     JsonRpcMessage::error(
         ErrorData::new(ErrorCode::INTERNAL_ERROR, format!("its reply could not be used: {reason}"), None),
         Some(id),

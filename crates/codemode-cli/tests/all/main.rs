@@ -7,6 +7,7 @@ mod fuzz;
 mod serve;
 mod serve_hostile;
 mod serve_protocol;
+mod serve_remote;
 mod session;
 
 /// A file under `tests/fixtures`.
