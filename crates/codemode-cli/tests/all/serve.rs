@@ -174,15 +174,28 @@ impl ClientHandler for Heard {
 }
 
 impl Heard {
-    /// Progress messages by client token, in arrival order.
+    /// Progress messages grouped by client token (tokens in the order they were first heard), each
+    /// group ordered by its progress value.
+    ///
+    /// rmcp hands each incoming notification to the handler on its own task, so the order in which
+    /// `on_progress` runs is not the order on the wire; the progress value is. The gateway numbers a
+    /// token's notifications as it sends them, so a message paired with the wrong value still shows.
+    /// Wire order itself is checked on the raw stream (`serve_protocol::notifications_of_a_call_come_before_its_response`).
     fn messages(&self) -> Vec<(String, f64, String)> {
-        self.progress
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                let token = serde_json::to_value(&p.progress_token).unwrap().to_string();
-                (token, p.progress, p.message.clone().unwrap_or_default())
+        let mut groups: Vec<(String, Vec<(f64, String)>)> = Vec::new();
+        for p in self.progress.lock().unwrap().iter() {
+            let token = serde_json::to_value(&p.progress_token).unwrap().to_string();
+            let entry = (p.progress, p.message.clone().unwrap_or_default());
+            match groups.iter_mut().find(|(t, _)| *t == token) {
+                Some((_, group)) => group.push(entry),
+                None => groups.push((token, vec![entry])),
+            }
+        }
+        groups
+            .into_iter()
+            .flat_map(|(token, mut group)| {
+                group.sort_by(|a, b| a.0.total_cmp(&b.0));
+                group.into_iter().map(move |(progress, message)| (token.clone(), progress, message))
             })
             .collect()
     }
