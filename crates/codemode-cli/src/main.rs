@@ -77,7 +77,7 @@ enum Command {
         /// Require `Authorization: Bearer <token>` with the token in environment variable VAR.
         #[arg(long, value_name = "VAR", requires = "http")]
         auth_token_env: Option<String>,
-        /// A browser Origin to accept besides the loopback ones, e.g. `https://app.example.com` or
+        /// A browser Origin to accept besides the loopback ones, e.g. `https://app.example.com:443` or
         /// `http://10.0.0.5:*` (repeatable). Requests with any other Origin get 403.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allowed_origin: Vec<String>,

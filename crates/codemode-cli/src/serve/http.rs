@@ -56,7 +56,7 @@ pub struct HttpOptions {
     /// `--auth-token-env VAR`: requests must carry `Authorization: Bearer <value of VAR>`.
     pub auth_token_env: Option<String>,
     /// `--allowed-origin`: browser origins accepted besides the loopback ones (loopback listener)
-    /// or at all (other listeners), e.g. `https://app.example.com` or `http://10.0.0.5:*`.
+    /// or at all (other listeners), e.g. `https://app.example.com:443` or `http://10.0.0.5:*`.
     pub allowed_origins: Vec<String>,
     /// `--allowed-host`: `Host` values accepted besides the loopback names (loopback listener) or
     /// at all (other listeners; without any, every `Host` is accepted there).

@@ -164,9 +164,10 @@ async fn serve_http_exec_and_wait_with_the_python_client() {
     assert_eq!(out["final"]["value"], json!({ "slept": true }), "{out}");
     assert_eq!(out["status"]["suspendedRuns"], 0, "{out}");
     assert_eq!(out["status"]["clients"], 1, "{out}");
-    // The session ended (the client sent DELETE): nothing of it is left.
+    // The session ended (the client sent DELETE): nothing of it is left (reading the status
+    // alone does not make a session a client that hears messages).
     let status = gateway.client("status", None, &[]).await;
-    assert_eq!(status["clients"], 1, "only the new session: {status}");
+    assert_eq!(status["clients"], 0, "{status}");
     assert_eq!(status["trackedRuns"], 0, "{status}");
     gateway.stop().await;
 }
@@ -255,9 +256,10 @@ async fn serve_http_token_variable_missing_or_empty_is_a_start_up_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_http_refuses_foreign_origins_and_hosts_on_loopback() {
-    let gateway = HttpGateway::start("origin", 20000, &["--allowed-origin", "https://app.example.com"], &[]).await;
+    let gateway = HttpGateway::start("origin", 20000, &["--allowed-origin", "https://app.example.com:443"], &[]).await;
     let raw = gateway.client("raw", None, &[]).await;
     assert_eq!(raw["plain"]["status"], 200, "no Origin (not a browser): {raw}");
+    assert_eq!(raw["plain"]["deleteStatus"], 204, "DELETE ends the session: {raw}");
     assert_eq!(raw["loopbackOrigin"]["status"], 200, "{raw}");
     assert_eq!(raw["badOrigin"]["status"], 403, "{raw}");
     assert!(raw["badOrigin"]["body"].as_str().unwrap().contains("Origin"), "{raw}");
