@@ -154,6 +154,8 @@ const FIXTURE_TOOLS: &str = r#"[
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    // rmcp's HTTP client is reqwest with rustls and no provider of its own: ring is the one built.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut args = std::env::args().skip(1);
     let mut codemode = None;
     let mut servers = None;
