@@ -88,6 +88,9 @@ enum Command {
         /// On SIGTERM/Ctrl-C, how long requests in flight may take to finish.
         #[arg(long, value_name = "MS", default_value_t = 10_000)]
         shutdown_grace_ms: u64,
+        /// MCP sessions open at once at most; past it a new session gets 503.
+        #[arg(long, value_name = "N", default_value_t = codemode_cli::serve::http::DEFAULT_MAX_SESSIONS)]
+        max_sessions: usize,
     },
 }
 
@@ -123,6 +126,7 @@ fn main() -> Result<()> {
                 allowed_origin,
                 allowed_host,
                 shutdown_grace_ms,
+                max_sessions,
             } => {
                 let options = codemode_cli::serve::HttpOptions {
                     listen,
@@ -130,6 +134,7 @@ fn main() -> Result<()> {
                     allowed_origins: allowed_origin,
                     allowed_hosts: allowed_host,
                     shutdown_grace: std::time::Duration::from_millis(shutdown_grace_ms),
+                    max_sessions,
                 };
                 codemode_cli::serve::run_http(&config, cache, options).await
             }

@@ -32,6 +32,13 @@ use super::gateway::Gateway;
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
+/// MCP sessions open at once at most by default (each holds its handler and its runs); past it, a
+/// new session is refused with 503 until one closes (`DELETE`) or idles out.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+
+/// The largest POST body accepted (413 past it): the bound of one message on stdio.
+pub const MAX_REQUEST_BYTES: usize = 16 << 20;
+
 /// How long shutdown waits for requests in flight by default.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -63,6 +70,8 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// How long shutdown waits for requests in flight before it closes them.
     pub shutdown_grace: Duration,
+    /// `--max-sessions`: MCP sessions open at once at most.
+    pub max_sessions: usize,
 }
 
 impl HttpOptions {
@@ -74,6 +83,7 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            max_sessions: DEFAULT_MAX_SESSIONS,
         }
     }
 
@@ -125,6 +135,19 @@ struct Shared {
     posts: AtomicUsize,
     /// Signalled whenever `posts` drops.
     post_done: tokio::sync::Notify,
+    /// Session handlers alive (sessions, and requests of clients without one while they run).
+    handlers: AtomicUsize,
+    /// At most this many handlers.
+    max_sessions: usize,
+}
+
+impl Shared {
+    fn too_many(&self) -> String {
+        format!(
+            "{} MCP sessions are open, the most this gateway keeps; end one (DELETE) or wait until an idle one expires",
+            self.max_sessions
+        )
+    }
 }
 
 /// One MCP session's handler over the shared gateway.
@@ -139,11 +162,13 @@ struct SessionHandler {
 /// session idled out, or the server shut down): its suspended runs are discarded.
 struct SessionEnd {
     gateway: Gateway,
+    shared: Arc<Shared>,
     key: OnceLock<String>,
 }
 
 impl Drop for SessionEnd {
     fn drop(&mut self) {
+        self.shared.handlers.fetch_sub(1, Ordering::SeqCst);
         if let Some(key) = self.key.get() {
             self.gateway.end_client(key);
         }
@@ -290,6 +315,14 @@ async fn front(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
     if request.method() != http::Method::POST {
         return next.run(request).await;
     }
+    // A POST without a session starts one (or is a request of a client without sessions).
+    if !request.headers().contains_key("mcp-session-id")
+        && shared.handlers.load(Ordering::SeqCst) >= shared.max_sessions
+    {
+        tracing::warn!("refused a new MCP session: {} are open", shared.max_sessions);
+        let body = format!("Service Unavailable: {}", shared.too_many());
+        return (http::StatusCode::SERVICE_UNAVAILABLE, body).into_response();
+    }
     shared.posts.fetch_add(1, Ordering::SeqCst);
     let guard = PostGuard(shared.clone());
     let response = next.run(request).await;
@@ -362,7 +395,10 @@ pub(super) async fn run(
     } else {
         options.allowed_origins.clone()
     };
-    config = config.with_allowed_origins(origins).enforce_origin_validation();
+    config = config
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_REQUEST_BYTES);
     let cancel = config.cancellation_token.clone();
 
     let shared = Arc::new(Shared {
@@ -371,14 +407,22 @@ pub(super) async fn run(
         draining: AtomicBool::new(false),
         posts: AtomicUsize::new(0),
         post_done: tokio::sync::Notify::new(),
+        handlers: AtomicUsize::new(0),
+        max_sessions: options.max_sessions.max(1),
     });
     let factory = {
         let (gateway, shared) = (gateway.clone(), shared.clone());
         move || {
+            if shared.handlers.fetch_add(1, Ordering::SeqCst) >= shared.max_sessions {
+                shared.handlers.fetch_sub(1, Ordering::SeqCst);
+                return Err(std::io::Error::other(shared.too_many()));
+            }
+            let session =
+                SessionEnd { gateway: gateway.clone(), shared: shared.clone(), key: OnceLock::new() };
             Ok(SessionHandler {
                 gateway: gateway.clone(),
                 shared: shared.clone(),
-                session: Arc::new(SessionEnd { gateway: gateway.clone(), key: OnceLock::new() }),
+                session: Arc::new(session),
             })
         }
     };

@@ -172,6 +172,28 @@ async fn serve_http_exec_and_wait_with_the_python_client() {
     let status = gateway.client("status", None, &[]).await;
     assert_eq!(status["clients"], 0, "{status}");
     assert_eq!(status["trackedRuns"], 0, "{status}");
+    // A session that ends with a run suspended: the run is discarded, its upstream call cancelled.
+    let out = gateway.client("abandon", None, &[]).await;
+    assert_eq!(out["first"]["status"], "waiting", "{out}");
+    assert_eq!(out["status"]["suspendedRuns"], 1, "{out}");
+    let mut status = json!(null);
+    for _ in 0..50 {
+        status = gateway.client("status", None, &[]).await;
+        if status["suspendedRuns"] == 0 && status["upstreamCallsInFlight"] == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status["suspendedRuns"], 0, "{status}");
+    assert_eq!(status["trackedRuns"], 0, "{status}");
+    assert_eq!(status["upstreamCallsInFlight"], 0, "{status}");
+    let cancelled = gateway.upstream_log().iter().any(|m| m["method"] == "notifications/cancelled");
+    assert!(cancelled, "the upstream heard the cancellation: {:?}", gateway.upstream_log());
+    assert!(
+        gateway.stderr().contains("MCP session ended; its suspended runs are discarded"),
+        "{}",
+        gateway.stderr()
+    );
     gateway.stop().await;
 }
 
@@ -270,6 +292,23 @@ async fn serve_http_refuses_foreign_origins_and_hosts_on_loopback() {
     assert!(raw["badOrigin"]["sessionId"].is_null(), "{raw}");
     assert_eq!(raw["badHost"]["status"], 403, "{raw}");
     assert!(raw["badHost"]["body"].as_str().unwrap().contains("Host"), "{raw}");
+    gateway.stop().await;
+}
+
+/// At most `--max-sessions` sessions are open: past it a new one gets 503 (and nothing is kept for
+/// it) until one ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_http_sessions_are_bounded() {
+    let gateway = HttpGateway::start("sessions", 20000, &["--max-sessions", "3"], &[]).await;
+    let out = gateway.client("sessions", Some("3"), &[]).await;
+    assert_eq!(out["statuses"], json!([200, 200, 200, 503]), "{out}");
+    let refused = out["refused"].as_str().unwrap();
+    assert!(
+        refused.contains("3 MCP sessions are open, the most this gateway keeps; end one (DELETE)"),
+        "{out}"
+    );
+    assert_eq!(out["deleted"], 204, "{out}");
+    assert_eq!(out["after"], 200, "a session ended, so another can start: {out}");
     gateway.stop().await;
 }
 
