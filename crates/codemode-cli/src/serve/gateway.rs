@@ -321,8 +321,11 @@ impl Gateway {
         }
         *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
         if inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1 {
+            // Each client on its own: one that does not read its stream cannot hold the rebuilds.
             for peer in inner.projection.peers() {
-                let _ = peer.notify_tool_list_changed().await;
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await;
+                });
             }
         }
         Ok(())
@@ -524,6 +527,11 @@ impl Gateway {
         };
         let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
         owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
+    }
+
+    /// Client `client` is connected through `peer` (it hears `list_changed` from now on).
+    pub(super) fn client_attach(&self, client: &str, peer: &Peer<RoleServer>) {
+        self.inner.projection.attach(client, peer, false);
     }
 
     /// `logging/setLevel` from client `client`.
@@ -814,6 +822,9 @@ pub(super) fn keep_generations(engines: &mut Vec<Arc<Engine>>) {
         engines.truncate(MAX_GENERATIONS);
     }
 }
+
+/// How long telling one client that the tool list changed may take.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often the supervisor looks for exited upstreams.
 const SUPERVISE_EVERY: Duration = Duration::from_millis(250);

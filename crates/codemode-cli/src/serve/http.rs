@@ -21,7 +21,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -179,8 +179,12 @@ impl SessionHandler {
     /// The request's principal's scope key, and whether the client has no session (then every
     /// request has its own connection).
     fn client(&self, context: &RequestContext<RoleServer>) -> (String, bool) {
-        let session_id = context
-            .extensions
+        self.client_of(&context.extensions)
+    }
+
+    /// [`SessionHandler::client`] from a message's extensions (the HTTP request's parts).
+    fn client_of(&self, extensions: &rmcp::model::Extensions) -> (String, bool) {
+        let session_id = extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|v| v.to_str().ok())
@@ -211,6 +215,14 @@ impl Drop for PostGuard {
 impl ServerHandler for SessionHandler {
     fn get_info(&self) -> ServerConfig {
         self.gateway.get_info()
+    }
+
+    /// The session is a client from now on (it hears `list_changed` before its first request).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let (client, stateless) = self.client_of(&context.extensions);
+        if !stateless {
+            self.gateway.client_attach(&client, &context.peer);
+        }
     }
 
     async fn set_level(

@@ -167,10 +167,9 @@ async fn serve_http_exec_and_wait_with_the_python_client() {
     assert_eq!(out["final"]["value"], json!({ "slept": true }), "{out}");
     assert_eq!(out["status"]["suspendedRuns"], 0, "{out}");
     assert_eq!(out["status"]["clients"], 1, "{out}");
-    // The session ended (the client sent DELETE): nothing of it is left (reading the status
-    // alone does not make a session a client that hears messages).
+    // The session ended (the client sent DELETE): nothing of it is left.
     let status = gateway.client("status", None, &[]).await;
-    assert_eq!(status["clients"], 0, "{status}");
+    assert_eq!(status["clients"], 1, "only the session reading the status: {status}");
     assert_eq!(status["trackedRuns"], 0, "{status}");
     // A session that ends with a run suspended: the run is discarded, its upstream call cancelled.
     let out = gateway.client("abandon", None, &[]).await;
@@ -223,6 +222,18 @@ async fn serve_http_two_clients_have_separate_runs() {
     // The upstream is shared: one connection (one initialize) served both sessions.
     let initializes = gateway.upstream_log().iter().filter(|m| m["method"] == "initialize").count();
     assert_eq!(initializes, 1);
+    gateway.stop().await;
+}
+
+/// An upstream's `list_changed` rebuilds the shared catalog once, and every session hears it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_http_list_changed_reaches_every_session() {
+    let gateway = HttpGateway::start("list-changed", 20000, &[], &[]).await;
+    let out = gateway.client("list-changed", None, &[]).await;
+    assert_eq!(out["grown"]["status"], "completed", "{out}");
+    assert!(out["heard"]["a"].as_u64().unwrap() >= 1, "{out}");
+    assert!(out["heard"]["b"].as_u64().unwrap() >= 1, "{out}");
+    assert_eq!(out["after"]["value"], true, "the other session sees the new tool: {out}");
     gateway.stop().await;
 }
 
