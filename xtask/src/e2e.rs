@@ -3,7 +3,8 @@
 //! Installs `@modelcontextprotocol/server-everything`, `server-memory` and `server-filesystem` from npm
 //! into `$HOME/.cache/codemode-e2e` (the only network use; skipped when already installed, forced with
 //! `--reinstall`), builds `codemode` and the rmcp-client driver (`crates/codemode-cli/examples/e2e_driver.rs`),
-//! and runs the driver, which prints one PASS/FAIL line per step and `N passed, M failed`.
+//! and runs the driver, which prints one PASS/FAIL line per step and `N passed, M failed` (the spec's
+//! 16 steps over stdio, then step 17 over Streamable HTTP, `codemode serve --http`).
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,4 +1,5 @@
-//! The spec's 16-step E2E test plan against real MCP servers, driven with rmcp's client.
+//! The spec's 16-step E2E test plan against real MCP servers, driven with rmcp's client, then step
+//! 17: the same gateway over Streamable HTTP (`serve --http`) with two rmcp HTTP clients.
 //!
 //! Run it through `cargo xtask e2e` (which installs the npm servers first), or directly:
 //! `cargo run -p codemode-cli --example e2e_driver -- --codemode target/debug/codemode --servers ~/.cache/codemode-e2e`.
