@@ -4,7 +4,7 @@
 //! rmcp's [`StreamableHttpService`] (stateful sessions with `Mcp-Session-Id`, its local session
 //! manager, Host and Origin checks) runs behind axum, with one middleware in front: the bearer
 //! token (`--auth-token-env`) and the count of POST responses still being written (for graceful
-//! shutdown). Every MCP session gets its own [`SessionHandler`] over the one shared [`Gateway`]:
+//! shutdown). Every MCP session gets its own `SessionHandler` over the one shared [`Gateway`]:
 //! one set of upstream connections and catalog, while runs, progress, log level and trajectory
 //! messages belong to the session ([`Principal`]) that started them.
 
