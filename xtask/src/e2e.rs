@@ -3,10 +3,11 @@
 //! Installs `@modelcontextprotocol/server-everything`, `server-memory` and `server-filesystem` from npm
 //! into `$HOME/.cache/codemode-e2e` (the only network use; skipped when already installed, forced with
 //! `--reinstall`), builds `codemode` and the rmcp-client driver (`crates/codemode-cli/examples/e2e_driver.rs`),
-//! and runs the driver, which prints one PASS/FAIL line per step and `N passed, M failed`. The remote
-//! step runs `crates/codemode-cli/tests/fixtures/remote_server.py` (FastMCP) with the python named by
-//! `CODEMODE_TEST_MCP_PYTHON`, or one in a venv at `$HOME/.cache/codemode-mcp-venv` that it creates
-//! (`pip install 'mcp<2'`) when missing.
+//! and runs the driver, which prints one PASS/FAIL line per step and `N passed, M failed` (the spec's
+//! 16 steps over stdio, step 17 over Streamable HTTP with `codemode serve --http`, and step 18 with a
+//! remote upstream). The remote step runs `crates/codemode-cli/tests/fixtures/remote_server.py`
+//! (FastMCP) with the python named by `CODEMODE_TEST_MCP_PYTHON`, or one in a venv at
+//! `$HOME/.cache/codemode-mcp-venv` that it creates (`pip install 'mcp<2'`) when missing.
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -64,11 +64,33 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         host_source: Option<String>,
     },
-    /// An MCP server on stdio in front of upstream MCP servers (docs/serve.md).
+    /// An MCP server on stdio (or Streamable HTTP with --http) in front of upstream MCP servers
+    /// (docs/serve.md).
     Serve {
         /// Gateway config: `{"mcpServers": {...}, "codeMode": {...}, "catalog": "fixture.json"?}`.
         #[arg(long)]
         config: PathBuf,
+        /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio: `127.0.0.1:8787`,
+        /// `[::1]:8787`, or a port alone (on 127.0.0.1). Another address only when named here.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Require `Authorization: Bearer <token>` with the token in environment variable VAR.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        auth_token_env: Option<String>,
+        /// A browser Origin to accept besides the loopback ones, e.g. `https://app.example.com:443` or
+        /// `http://10.0.0.5:*` (repeatable). Requests with any other Origin get 403.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allowed_origin: Vec<String>,
+        /// A Host header value to accept besides the loopback names, e.g. `mcp.example.com` or
+        /// `mcp.example.com:8787` (repeatable; on a non-loopback address, only these are accepted).
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allowed_host: Vec<String>,
+        /// On SIGTERM/Ctrl-C, how long requests in flight may take to finish.
+        #[arg(long, value_name = "MS", default_value_t = 10_000)]
+        shutdown_grace_ms: u64,
+        /// MCP sessions open at once at most; past it a new session gets 503.
+        #[arg(long, value_name = "N", default_value_t = codemode_cli::serve::http::DEFAULT_MAX_SESSIONS)]
+        max_sessions: usize,
     },
 }
 
@@ -96,7 +118,26 @@ fn main() -> Result<()> {
                 stop(gateway).await;
                 result
             }
-            Command::Serve { config } => codemode_cli::serve::run(&config, cache).await,
+            Command::Serve { config, http: None, .. } => codemode_cli::serve::run(&config, cache).await,
+            Command::Serve {
+                config,
+                http: Some(listen),
+                auth_token_env,
+                allowed_origin,
+                allowed_host,
+                shutdown_grace_ms,
+                max_sessions,
+            } => {
+                let options = codemode_cli::serve::HttpOptions {
+                    listen,
+                    auth_token_env,
+                    allowed_origins: allowed_origin,
+                    allowed_hosts: allowed_host,
+                    shutdown_grace: std::time::Duration::from_millis(shutdown_grace_ms),
+                    max_sessions,
+                };
+                codemode_cli::serve::run_http(&config, cache, options).await
+            }
         }
     });
     // Do not wait for a blocking stdin read that may never return (serve stopped by a signal).
