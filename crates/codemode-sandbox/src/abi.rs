@@ -112,6 +112,10 @@ pub(crate) struct HostState {
     pub deterministic: Option<Deterministic>,
     pub deadline: Instant,
     pub timed_out: bool,
+    /// Set by an [`crate::vm::InterruptHandle`]; checked at every epoch tick.
+    pub interrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The running step was stopped by an interrupt.
+    pub interrupted: bool,
     pub exited: Option<i32>,
     /// When the run's monotonic clock read 0: set when the first cell starts (a VM started ahead
     /// of its run does not count the time it waited), or from the snapshot on restore.
@@ -132,6 +136,8 @@ impl HostState {
             deterministic,
             deadline: Instant::now(),
             timed_out: false,
+            interrupt: Default::default(),
+            interrupted: false,
             exited: None,
             clock_origin: None,
         }

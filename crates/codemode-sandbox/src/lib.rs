@@ -115,6 +115,7 @@ mod engine;
 mod error;
 mod sandbox;
 mod snapshot;
+mod stack;
 mod vm;
 
 #[doc(hidden)]
@@ -132,7 +133,8 @@ pub use error::{GuestError, SandboxError};
 pub use sandbox::Sandbox;
 pub use snapshot::Snapshot;
 pub use vm::{
-    AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind, PENDING_WITHOUT_HOST_WORK, Step, Vm,
+    AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, InterruptHandle, OutputKind,
+    PENDING_WITHOUT_HOST_WORK, Step, Vm,
 };
 
 /// The committed guest module's bytes (for inspection and tests).

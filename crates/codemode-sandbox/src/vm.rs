@@ -1,5 +1,7 @@
 //! [`Vm`]: one guest instance, driven step by step.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use wasmtime::{Extern, Instance, Memory, Module, ModuleExport, Store, Trap, TypedFunc, UpdateDeadline};
@@ -193,14 +195,26 @@ impl Exports {
     }
 }
 
+/// Stops a [`Vm`] from another thread (see [`Vm::interrupt_handle`]). Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct InterruptHandle(Arc<AtomicBool>);
+
+impl InterruptHandle {
+    /// Interrupts the VM: its running step, or its next one, fails with
+    /// [`SandboxError::Interrupted`], and the VM is terminated. Idempotent.
+    pub fn interrupt(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// One QuickJS instance. `Send`; not shared. Every method that runs guest code takes a
 /// deadline; a failure that leaves the guest in an unknown state (timeout, trap, memory
 /// exhaustion) terminates the VM, and later calls return [`SandboxError::Terminated`].
 ///
-/// Calls run wasm on the calling thread's stack, growing it on demand (a fresh stack segment
-/// when less than `max_wasm_stack_bytes` + 256 KiB remains), so any thread works; a thread with
-/// a large enough stack (see [`crate::SandboxConfig::max_wasm_stack_bytes`]) avoids the
-/// per-call stack allocation.
+/// Calls run wasm on the calling thread's stack, or, when less than `max_wasm_stack_bytes` +
+/// 256 KiB remains, on a stack segment taken from a small process-wide pool of already-mapped
+/// ones, so any thread works; a thread with a large enough stack (see
+/// [`crate::Sandbox::thread_stack_bytes`]) needs no segment.
 pub struct Vm {
     /// Write tracking since the VM was armed (start or restore); dropped before `store`.
     tracking: Option<Tracking>,
@@ -253,7 +267,10 @@ impl Vm {
         );
         store.limiter(|s| &mut s.limiter);
         store.epoch_deadline_callback(|mut ctx| {
-            if Instant::now() >= ctx.data().deadline {
+            if ctx.data().interrupt.load(Ordering::Relaxed) {
+                ctx.data_mut().interrupted = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else if Instant::now() >= ctx.data().deadline {
                 ctx.data_mut().timed_out = true;
                 Ok(UpdateDeadline::Interrupt)
             } else {
@@ -284,6 +301,10 @@ impl Vm {
         if let Some(e) = &self.terminated {
             return Err(SandboxError::Terminated { reason: e.to_string() });
         }
+        if self.store.data().interrupt.load(Ordering::Relaxed) {
+            self.terminated = Some(SandboxError::Interrupted);
+            return Err(SandboxError::Interrupted);
+        }
         if Instant::now() >= deadline {
             return Err(SandboxError::Timeout);
         }
@@ -291,13 +312,14 @@ impl Vm {
             let st = self.store.data_mut();
             st.deadline = deadline;
             st.timed_out = false;
+            st.interrupted = false;
             st.limiter.denied = false;
         }
         self.store.set_epoch_deadline(1);
         let _active = ticker().activate();
         let red_zone = self.sandbox.config.max_wasm_stack_bytes + STACK_MARGIN;
         let (store, exports) = (&mut self.store, &self.exports);
-        let r = stacker::maybe_grow(red_zone, red_zone + STACK_MARGIN, || f(store, exports));
+        let r = crate::stack::with_stack(red_zone, red_zone + STACK_MARGIN, || f(store, exports));
         r.map_err(|e| {
             let err = self.classify(e);
             self.terminated = Some(err.clone());
@@ -307,6 +329,9 @@ impl Vm {
 
     fn classify(&self, e: wasmtime::Error) -> SandboxError {
         let st = self.store.data();
+        if st.interrupted {
+            return SandboxError::Interrupted;
+        }
         if st.timed_out {
             return SandboxError::Timeout;
         }
@@ -534,6 +559,12 @@ impl Vm {
         self.guarded(Instant::now() + std::time::Duration::from_secs(1), |store, ex| {
             ex.heap_used.call(store, ())
         })
+    }
+
+    /// A handle that stops this VM from another thread: the running step (or the next one) fails
+    /// with [`SandboxError::Interrupted`] within about a millisecond and the VM is terminated.
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle(self.store.data().interrupt.clone())
     }
 
     /// Whether an earlier failure terminated this VM.
