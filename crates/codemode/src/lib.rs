@@ -84,3 +84,4 @@ pub use surface::{
     EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
     WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,
 };
+pub use vm::GuestThread;

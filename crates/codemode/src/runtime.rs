@@ -34,7 +34,7 @@ use crate::run::{Counts, Landed, RunState};
 use crate::schema::{self, Direction, Validators};
 use crate::store::{RunStore, TOO_MANY};
 use crate::surface::{EXEC_TOOL, WAIT_TOOL};
-use crate::vm::{Origin, StepAnswer, VmThread, lock};
+use crate::vm::{GuestThread, Origin, Placement, StepAnswer, VmThread, lock};
 
 /// Creates the sandbox of a [`CodeMode`] from the Code Mode config and the bridge prelude.
 pub type SandboxFactory = Arc<dyn Fn(&CodeModeConfig, &str) -> Result<Sandbox, SandboxError> + Send + Sync>;
@@ -60,6 +60,7 @@ pub struct CodeModeBuilder {
     module_cache: Option<PathBuf>,
     host_source: Option<String>,
     admission: Option<Admission>,
+    guest_thread: GuestThread,
 }
 
 impl CodeModeBuilder {
@@ -67,6 +68,12 @@ impl CodeModeBuilder {
     /// [`Admission`]). Default: [`Admission::global`], shared by every runtime of the process.
     pub fn admission(mut self, admission: Admission) -> Self {
         self.admission = Some(admission);
+        self
+    }
+
+    /// Which thread runs guest code (see [`GuestThread`]). Default: [`GuestThread::Dedicated`].
+    pub fn guest_thread(mut self, thread: GuestThread) -> Self {
+        self.guest_thread = thread;
         self
     }
 
@@ -187,6 +194,7 @@ impl CodeModeBuilder {
                 next_run: AtomicU64::new(1),
                 salt,
                 admission: self.admission.unwrap_or_else(|| Admission::global().clone()),
+                guest_thread: self.guest_thread,
             }),
         })
     }
@@ -313,6 +321,7 @@ pub(crate) struct Inner {
     pub next_run: AtomicU64,
     pub salt: u64,
     pub admission: Admission,
+    pub guest_thread: GuestThread,
 }
 
 /// The Code Mode runtime of one effective tool set: model surface, `exec`, `wait` and the run store.
@@ -385,6 +394,7 @@ impl CodeMode {
             module_cache: None,
             host_source: None,
             admission: None,
+            guest_thread: GuestThread::default(),
         }
     }
 
@@ -543,7 +553,13 @@ impl CodeMode {
         let started = tokio::select! {
             biased;
             _ = abort.aborted() => return self.aborted(Some(&*run)),
-            started = VmThread::start_and_boot(sandbox, run.ledger.clone(), deadline, script, body, file) => started,
+            started = VmThread::start_and_boot(
+                sandbox,
+                run.ledger.clone(),
+                deadline,
+                (script, body, file),
+                self.placement(&abort),
+            ) => started,
         };
         let (vm, answer) = match started {
             Ok(started) => started,
@@ -607,7 +623,9 @@ impl CodeMode {
                 "the run has no snapshot",
             )));
         };
-        let vm = match VmThread::start(sandbox, Origin::Restore(snapshot), run.ledger.clone(), deadline).await
+        let origin = Origin::Restore(snapshot);
+        let vm = match VmThread::start(sandbox, origin, run.ledger.clone(), deadline, self.placement(abort))
+            .await
         {
             Ok(vm) => vm,
             Err(e) => {
@@ -792,6 +810,10 @@ impl CodeMode {
             }
         }
         vm.deliver(deliveries).await
+    }
+
+    fn placement<'a>(&self, abort: &'a AbortSignal) -> Placement<'a> {
+        Placement { thread: self.inner.guest_thread, abort }
     }
 
     /// Takes a VM slot and `memoryLimitBytes` from the admission budget (queueing if needed).
@@ -1342,6 +1364,10 @@ impl CodeMode {
                 CodeModeErrorCode::RuntimeUnavailable,
                 "code mode is busy: every sandbox slot is in use; retry in a few seconds.".to_owned(),
             ),
+            // A step on the caller's thread stopped by the run's abort signal.
+            SandboxError::Interrupted => {
+                (CodeModeErrorCode::Aborted, "code mode run was aborted.".to_owned())
+            }
             _ => (CodeModeErrorCode::RuntimeUnavailable, unavailable(&error)),
         };
         self.fail(Some(&*run), code, message)

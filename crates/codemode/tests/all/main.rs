@@ -4,6 +4,7 @@ mod bounds;
 mod checklist;
 mod concurrency;
 mod discovery;
+mod guest_thread;
 mod lifecycle;
 mod namespaces;
 mod positions;
