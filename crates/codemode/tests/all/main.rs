@@ -9,5 +9,8 @@ mod lifecycle;
 mod namespaces;
 mod positions;
 mod preparation;
+mod scale;
 mod support;
 mod surface;
+#[path = "../../benches/support/synthetic.rs"]
+mod synthetic;
