@@ -50,10 +50,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let root = project_root();
     let out = out.unwrap_or_else(|| root.join("BENCHMARKS.md"));
     let out = if out.is_absolute() { out } else { std::env::current_dir()?.join(out) };
-    if let Some(only) = &only {
-        if let Some(unknown) = only.iter().find(|n| !BENCHES.iter().any(|(name, ..)| name == n)) {
-            bail!("unknown bench {unknown:?} (see `cargo xtask bench --list`)");
-        }
+    if let Some(unknown) = only.iter().flatten().find(|n| !BENCHES.iter().any(|(name, ..)| name == n)) {
+        bail!("unknown bench {unknown:?} (see `cargo xtask bench --list`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut failed = Vec::new();

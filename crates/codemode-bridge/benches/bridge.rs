@@ -2,7 +2,12 @@
 //!
 //! Prints min and median per operation: decoding a typical request, encoding a reply, building the
 //! boot script, and a full nested-call round trip through the prelude in the real sandbox (guest
-//! adapter + host call + decode + reply + delivery + job run).
+//! adapter + host call + decode + reply + delivery + job run). `-- --write` (or
+//! `CODEMODE_BENCHMARKS_MD=<path>`, as `cargo xtask bench` sets) rewrites the `bridge` table of
+//! `BENCHMARKS.md`.
+
+#[path = "../../codemode-core/benches/support/tables.rs"]
+mod tables;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -10,6 +15,19 @@ use std::time::{Duration, Instant};
 use codemode_bridge::{BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request};
 use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
 use serde_json::json;
+
+/// Rows of the `bridge` table: (operation, min, median).
+static ROWS: std::sync::Mutex<Vec<(String, Duration, Duration)>> = std::sync::Mutex::new(Vec::new());
+
+fn row(name: &str, min: Duration, median: Duration) {
+    println!("{name:<44} {min:>12.2?} {median:>12.2?}");
+    ROWS.lock().unwrap().push((name.to_owned(), min, median));
+}
+
+fn fmt(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns < 1_000 { format!("{ns} ns") } else { format!("{:.2} µs", ns as f64 / 1e3) }
+}
 
 fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
     let mut samples: Vec<Duration> = (0..rounds)
@@ -22,7 +40,7 @@ fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
         })
         .collect();
     samples.sort();
-    println!("{name:<44} {:>12.2?} {:>12.2?}", samples[0], samples[samples.len() / 2]);
+    row(name, samples[0], samples[samples.len() / 2]);
 }
 
 fn main() {
@@ -71,11 +89,10 @@ fn main() {
         samples.push(start.elapsed() / CALLS);
     }
     samples.sort();
-    println!(
-        "{:<44} {:>12.2?} {:>12.2?}",
-        "nested-call round trip (guest<->host)",
+    row(
+        "nested-call round trip through the prelude (incl. decode/encode)",
         samples[0],
-        samples[samples.len() / 2]
+        samples[samples.len() / 2],
     );
     // Baseline: the same loop on the bare sandbox import (no prelude, no adapter, no decode).
     let raw = Sandbox::new(config, "globalThis.callHost = __codemode_host_call;").unwrap();
@@ -97,10 +114,10 @@ fn main() {
         samples.push(start.elapsed() / CALLS);
     }
     samples.sort();
-    println!(
-        "{:<44} {:>12.2?} {:>12.2?}",
-        "baseline: bare sandbox round trip",
-        samples[0],
-        samples[samples.len() / 2]
-    );
+    row("baseline: the same loop on the bare sandbox import", samples[0], samples[samples.len() / 2]);
+    let mut table = tables::Table::new("bridge", "Bridge", &["operation", "min", "median"]);
+    for (name, min, median) in ROWS.lock().unwrap().iter() {
+        table.row(vec![name.clone(), fmt(*min), fmt(*median)]);
+    }
+    tables::publish(&[table]);
 }

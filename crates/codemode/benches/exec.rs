@@ -7,7 +7,8 @@
 //!
 //! Run with `cargo bench -p codemode --bench exec`. Prints min/median per case; with `-- --write`
 //! (or `CODEMODE_BENCHMARKS_MD=<path>`, as `cargo xtask bench` sets) it rewrites the `exec` table of
-//! `BENCHMARKS.md` (see `codemode-core/benches/support/tables.rs`).
+//! `BENCHMARKS.md` (see `codemode-core/benches/support/tables.rs`). `BENCH_ITERS=n` changes the
+//! iteration count (200), `BENCH_FILTER=text` runs only the cases whose name contains it.
 
 #[path = "../../codemode-sandbox/benches/anchor/run.rs"]
 mod anchor;
@@ -32,7 +33,10 @@ impl ToolHost for Echo {
     }
 }
 
-const ITERATIONS: usize = 200;
+/// Iterations per case (`BENCH_ITERS` overrides).
+fn iterations() -> usize {
+    std::env::var("BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
+}
 
 fn runtime_with(thread: GuestThread, tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
     CodeMode::builder(CodeModeConfig::enabled())
@@ -48,6 +52,7 @@ fn runtime_with(thread: GuestThread, tools: Vec<ToolSpec>, servers: Vec<McpServe
 const TRIVIAL: &str = "return 1 + 1;";
 
 fn main() {
+    let iterations = iterations();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let small = || vec![ToolSpec::core("echo")];
     // The 16 public MCP catalogs (677 tools) behind `MCP`, plus the host tool: what a gateway in
@@ -81,7 +86,7 @@ fn main() {
         ("trivial cell, 677 MCP tools, on the calling thread", &big_caller, TRIVIAL, zero),
         ("trivial cell, 677 MCP tools, on the calling thread, paced 2 ms apart", &big_caller, TRIVIAL, paced),
     ];
-    let anchor = anchor::run(&anchor::source_dir(), ITERATIONS);
+    let anchor = anchor::run(&anchor::source_dir(), iterations);
     let anchor_median = match &anchor {
         Ok(rows) => rows.get("start_eval_teardown").map(|r| r.median_us),
         Err(e) => {
@@ -94,9 +99,11 @@ fn main() {
     }
     let mut table =
         tables::Table::new("exec", "Runtime", &["case", "min µs", "median µs", "anchor / codemode (median)"]);
-    for (name, cm, code, pause) in runs {
-        let mut samples: Vec<Duration> = Vec::with_capacity(ITERATIONS);
-        for i in 0..ITERATIONS + 10 {
+    // `BENCH_FILTER=<text>`: only the cases whose name contains it.
+    let filter = std::env::var("BENCH_FILTER").unwrap_or_default();
+    for (name, cm, code, pause) in runs.into_iter().filter(|(name, ..)| name.contains(filter.as_str())) {
+        let mut samples: Vec<Duration> = Vec::with_capacity(iterations);
+        for i in 0..iterations + 10 {
             std::thread::sleep(pause);
             let started = Instant::now();
             let result = runtime.block_on(cm.exec(&scope, ExecInput::code(code)));

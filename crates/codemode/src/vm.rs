@@ -114,7 +114,7 @@ pub(crate) struct VmThread {
 enum Kind {
     Thread(mpsc::Sender<Request>),
     /// Locked only by the caller's own steps (never contended: a run's steps are sequential).
-    Caller(Mutex<CallerVm>),
+    Caller(Box<Mutex<CallerVm>>),
 }
 
 /// A VM whose steps run on the caller's thread.
@@ -306,7 +306,7 @@ impl VmThread {
             let link = abort.link(vm.interrupt_handle());
             let first = first.map(|command| run_command(&mut vm, command, deadline));
             let caller = CallerVm { vm: Some(vm), sandbox, deadline, _abort: link };
-            Ok((VmThread { kind: Kind::Caller(Mutex::new(caller)) }, first))
+            Ok((VmThread { kind: Kind::Caller(Box::new(Mutex::new(caller))) }, first))
         })
     }
 

@@ -99,14 +99,14 @@ pub fn write(path: &Path, tables: &[Table]) -> std::io::Result<()> {
 pub fn place(text: &str, table: &Table) -> String {
     let open = open_marker(table.key);
     let block = format!("{open}\n{}{CLOSE_MARKER}\n", table.markdown());
-    if let Some(start) = text.find(&open) {
-        if let Some(len) = text[start..].find(CLOSE_MARKER) {
-            let mut end = start + len + CLOSE_MARKER.len();
-            if text[end..].starts_with('\n') {
-                end += 1;
-            }
-            return format!("{}{block}{}", &text[..start], &text[end..]);
+    if let Some(start) = text.find(&open)
+        && let Some(len) = text[start..].find(CLOSE_MARKER)
+    {
+        let mut end = start + len + CLOSE_MARKER.len();
+        if text[end..].starts_with('\n') {
+            end += 1;
         }
+        return format!("{}{block}{}", &text[..start], &text[end..]);
     }
     let heading = format!("## {}\n", table.heading);
     match text.find(&heading) {
