@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::project_root;
 
-/// (name, package, bench target, what it measures).
+/// (name, package, bench target, what it measures). Bench target names are unique in the workspace.
 const BENCHES: &[(&str, &str, &str, &str)] = &[
     ("sandbox", "codemode-sandbox", "sandbox", "VM start/eval/snapshot/restore beside quickjs-wasi"),
     ("bridge", "codemode-bridge", "bridge", "nested-call round trip through the prelude"),
@@ -54,15 +54,26 @@ pub fn run(args: &[String]) -> Result<()> {
         bail!("unknown bench {unknown:?} (see `cargo xtask bench --list`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Every bench is built and run with `--workspace` (bench names are unique in the workspace):
+    // one feature resolution, so the release dependencies are built once, not once per package.
+    eprintln!("=== building the benches (release)");
+    let status = Command::new(&cargo)
+        .current_dir(&root)
+        .args(["bench", "--workspace", "--no-run"])
+        .status()
+        .context("building the benches")?;
+    if !status.success() {
+        bail!("building the benches failed");
+    }
     let mut failed = Vec::new();
-    for (name, package, bench, what) in BENCHES {
+    for (name, _package, bench, what) in BENCHES {
         if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
             continue;
         }
         eprintln!("\n=== bench {name}: {what}");
         let status = Command::new(&cargo)
             .current_dir(&root)
-            .args(["bench", "-p", package, "--bench", bench])
+            .args(["bench", "--workspace", "--bench", bench])
             .env("CODEMODE_BENCHMARKS_MD", &out)
             .status()
             .with_context(|| format!("running the {name} bench"))?;

@@ -139,8 +139,7 @@ fn main() {
 }
 
 fn public_mcp_servers() -> Vec<McpServer> {
-    let dir = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
-        .join("../../data/mcp-catalogs");
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()

@@ -27,7 +27,8 @@ use crate::abort::AbortSignal;
 /// `SandboxConfig::memory_limit_bytes`), at most 128 VMs at once (128 runs at the default 64 MiB
 /// `memoryLimitBytes`), 1,024 calls queued, each for at most 10 seconds. Keep
 /// [`AdmissionLimits::max_vms`] below the sandbox's `max_live_vms` (1,000 by default) minus the
-/// idle VMs the runtime keeps warm (8).
+/// idle VMs the runtime keeps warm (up to 8 on idle VM threads, and up to 8 spares for
+/// `GuestThread::Caller` runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionLimits {
