@@ -3,7 +3,9 @@
 //! `CodeMode` build time, a trivial exec (paced 2 ms apart, like model turns) and its ratio to the
 //! 1-tool case, `API.search`'s host-side ranking (`Catalog::search_mcp`, limit 8) per query of
 //! `data/search-intents.json`, and the first search (which builds the index), the resident memory
-//! a built `CodeMode` adds, and the model-visible sizes (surface, quick index, `.d.ts` files).
+//! a built `CodeMode` adds, and the model-visible sizes (surface, quick index, `.d.ts` files). It also
+//! prints how much of a build is `Catalog::build` and `McpApi::build` (the rest is the guest API's
+//! boot into the base image).
 //!
 //! `cargo bench -p codemode --bench scale` (`-- --write` rewrites the `scale` table of
 //! `BENCHMARKS.md`; `CODEMODE_SCALE_SIZES=100,1000` picks sizes).
@@ -21,7 +23,8 @@ use codemode::{
     CodeMode, CodeModeConfig, ExecInput, McpServer, NamespaceRegistry, NestedCall, RunOptions, RunScope,
     ToolError, ToolHost, ToolOutcome, ToolSpec, definition_chars,
 };
-use codemode_catalog::QuickIndexOptions;
+use codemode_catalog::{Catalog, CatalogOptions, QuickIndexOptions};
+use codemode_mcp::{McpApi, McpApiOptions};
 
 struct Echo;
 
@@ -138,6 +141,15 @@ fn main() {
             builds.push(started.elapsed());
             drop(cm);
         }
+        // Where the build goes: the catalog (hints, names, search documents) and the MCP API (every
+        // `.d.ts`); the rest is the guest API's boot into the base image.
+        let started = Instant::now();
+        std::hint::black_box(Catalog::build(specs.clone(), &CatalogOptions::default()).len());
+        let catalog_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
+        std::hint::black_box(McpApi::build(&servers, &McpApiOptions::default()).files().len());
+        let mcp_ms = started.elapsed().as_secs_f64() * 1e3;
+        println!("{n} tools: build phases: Catalog::build {catalog_ms:.1} ms, McpApi::build {mcp_ms:.1} ms");
         // Memory: what three more built (and once-run) runtimes hold, per runtime.
         let before = rss_bytes();
         let held: Vec<CodeMode> = (0..3).map(|_| build(specs.clone(), servers.clone())).collect();
