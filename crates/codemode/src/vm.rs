@@ -406,6 +406,7 @@ fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
 /// VMs started ahead of time for runs on the caller's thread, and the background thread that
 /// starts them and drops finished ones.
 mod spares {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     use std::sync::{Mutex, OnceLock};
 
@@ -414,6 +415,13 @@ mod spares {
     /// Spare VMs kept per sandbox, and in all.
     const PER_SANDBOX: usize = 1;
     const MAX_SPARES: usize = 8;
+
+    /// Messages waiting for the background thread at most. Past it a finished VM is dropped on
+    /// the caller's thread and no refill is asked for (the next run starts its VM itself), so
+    /// VMs waiting to be dropped never pile up (each holds a slot of the sandbox's instance
+    /// pool) when runs finish faster than one thread can drop and start VMs.
+    const MAX_QUEUED: usize = 2;
+    static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
     /// Work for the background thread: drop `used` (if any), then make sure `sandbox` has a
     /// spare.
@@ -438,6 +446,7 @@ mod spares {
                     while let Ok(Recycle { sandbox, used }) = rx.recv() {
                         drop(used);
                         refill(&sandbox);
+                        QUEUED.fetch_sub(1, Ordering::AcqRel);
                     }
                 })
                 .ok()
@@ -468,13 +477,17 @@ mod spares {
     }
 
     fn send(sandbox: &Sandbox, used: Option<Vm>) {
-        match recycler(sandbox.thread_stack_bytes()) {
-            Some(tx) => {
-                let tx = tx.lock().unwrap_or_else(|p| p.into_inner());
-                // The thread never ends, so the send only fails if it could not start.
-                let _ = tx.send(Recycle { sandbox: sandbox.clone(), used });
-            }
-            None => drop(used),
+        let Some(tx) = recycler(sandbox.thread_stack_bytes()) else { return drop(used) };
+        let taken =
+            QUEUED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_QUEUED).then_some(n + 1));
+        if taken.is_err() {
+            return drop(used);
+        }
+        let tx = tx.lock().unwrap_or_else(|p| p.into_inner());
+        // The thread never ends, so the send only fails if it could not start.
+        if let Err(mpsc::SendError(message)) = tx.send(Recycle { sandbox: sandbox.clone(), used }) {
+            QUEUED.fetch_sub(1, Ordering::AcqRel);
+            drop(message);
         }
     }
 

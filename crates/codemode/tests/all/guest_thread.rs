@@ -2,9 +2,13 @@
 //! and on a multi-thread runtime. Results, timeouts, suspension and aborts are those of the
 //! dedicated VM thread; a long step does not hold up the runtime's other tasks.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codemode::{AbortSignal, CodeModeErrorCode, CodeModeResult, ExecInput, GuestThread, Language};
+use codemode::{
+    AbortSignal, CodeMode, CodeModeErrorCode, CodeModeResult, ExecInput, GuestThread, Language, RunScope,
+    SandboxFactory,
+};
 use serde_json::json;
 
 use crate::support::*;
@@ -127,4 +131,39 @@ async fn a_long_step_does_not_hold_up_other_tasks() {
     let (v, exec_done) = exec.await.unwrap();
     assert_eq!(v, json!("done"));
     assert!(other_done < exec_done, "the other task finished after the busy cell");
+}
+
+/// Runs that finish faster than the background thread can drop and start VMs do not pile VMs up
+/// (each holds a slot of the sandbox's instance pool): 8 sessions of 150 trivial cells each, on a
+/// sandbox whose pool has 24 slots, all complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caller_thread_runs_never_pile_up_vms() {
+    let factory: SandboxFactory = Arc::new(|config, prelude| {
+        let mut c = codemode::SandboxConfig::default();
+        c.memory_limit_bytes = config.memory_limit_bytes;
+        c.max_live_vms = 24;
+        codemode::Sandbox::new(c, prelude)
+    });
+    let cm = CodeMode::builder(config(json!({})))
+        .tools(fixture_tools())
+        .host(ScriptedHost::new())
+        .sandbox_factory(factory)
+        .guest_thread(GuestThread::Caller)
+        .build()
+        .unwrap();
+    let sessions: Vec<_> = (0..8)
+        .map(|i| {
+            let cm = cm.clone();
+            tokio::spawn(async move {
+                let scope = RunScope::new(format!("session-{i}"), "turn");
+                for n in 0..150 {
+                    let r = cm.exec(&scope, ExecInput::code("return 1 + 1;")).await;
+                    assert_eq!(value(&r), json!(2), "session {i}, run {n}");
+                }
+            })
+        })
+        .collect();
+    for session in sessions {
+        session.await.unwrap();
+    }
 }
