@@ -3,43 +3,13 @@
 //! Threads are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the
 //! next run instead of exiting, holding a VM already started for it.
 
+use std::sync::Mutex;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use codemode_bridge::{OutputAccumulator, OutputKind, RunBudgets};
-use codemode_sandbox::{Delivery, GuestPolicy, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
+use codemode_bridge::{RunLedger, SharedLedger};
+use codemode_sandbox::{Delivery, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
 use tokio::sync::oneshot;
-
-/// Budgets and output of one run, shared between the guest policy (inside the VM thread) and the
-/// runtime. Cumulative over the whole run (exec and every wait).
-#[derive(Debug)]
-pub(crate) struct RunLedger {
-    pub budgets: RunBudgets,
-    pub output: OutputAccumulator,
-}
-
-pub(crate) type SharedLedger = Arc<Mutex<RunLedger>>;
-
-pub(crate) fn lock(ledger: &SharedLedger) -> std::sync::MutexGuard<'_, RunLedger> {
-    ledger.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-struct Policy(SharedLedger);
-
-impl GuestPolicy for Policy {
-    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
-        lock(&self.0).budgets.on_host_call(payload).map_err(|e| e.to_string())
-    }
-
-    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
-        let kind = match kind {
-            codemode_sandbox::OutputKind::Text => OutputKind::Text,
-            codemode_sandbox::OutputKind::Json => OutputKind::Json,
-        };
-        lock(&self.0).output.push(kind, payload).map_err(|e| e.to_string())
-    }
-}
 
 /// Where the VM comes from.
 pub(crate) enum Origin {
@@ -126,7 +96,7 @@ fn run_job(job: Job, spare: Option<Vm>) {
             return;
         }
     };
-    vm.set_policy(Box::new(Policy(ledger)));
+    vm.set_policy(RunLedger::policy(&ledger));
     let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
     if ready.send(Ok(first)).is_err() {
         return;
@@ -281,8 +251,6 @@ fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
             }
         }
     };
-    // Output is accounted by the policy; the sandbox's own copy is drained so it never grows.
-    let _ = vm.take_output();
     let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
     Answer::Step(StepAnswer { step, calls })
 }
