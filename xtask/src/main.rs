@@ -12,6 +12,8 @@ mod guest;
 mod package;
 #[cfg(test)]
 mod tidy;
+#[cfg(test)]
+mod tidy_layers;
 mod ts_gen;
 mod ts_oracle;
 mod typescript;

@@ -12,7 +12,7 @@ mod tables;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request};
+use codemode_bridge::{BootContext, DeliveryExt, DeliveryLimits, PRELUDE, decode_cell_value, decode_request};
 use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
 use serde_json::json;
 
@@ -51,8 +51,8 @@ fn main() {
     });
     let value = json!([{ "id": "s1", "paid": false, "tons": 12.5 }, { "id": "s2", "paid": true, "tons": 3 }]);
     let limits = DeliveryLimits::default();
-    measure("Reply::value (small result)", 10_000, 15, || {
-        black_box(Reply::value(black_box(&value), &limits));
+    measure("DeliveryExt::value (small result)", 10_000, 15, || {
+        black_box(Delivery::value(black_box(&value), &limits));
     });
     let ctx = BootContext::new();
     measure("BootContext::boot_script (empty)", 10_000, 15, || {
@@ -68,8 +68,8 @@ fn main() {
     let code = format!(
         "let s = 0; for (let i = 0; i < {CALLS}; i++) s += (await tools.callValue('x', {{ i }})).n; return s;"
     );
-    let reply = Reply::value(&json!({ "n": 1 }), &limits);
-    let Reply::Resolve(reply_json) = reply else { unreachable!() };
+    let reply = Delivery::value(&json!({ "n": 1 }), &limits);
+    let Delivery::Resolve(reply_json) = reply else { unreachable!() };
     let deadline = || Instant::now() + Duration::from_secs(30);
     let mut samples = Vec::new();
     for _ in 0..15 {

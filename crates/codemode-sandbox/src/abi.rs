@@ -38,7 +38,9 @@ pub use crate::abi_names::IMPORT_ALLOWLIST;
 pub trait GuestPolicy: Send {
     /// A host call with `payload` is about to be recorded.
     fn on_host_call(&mut self, payload: &str) -> Result<(), String>;
-    /// Output of `kind` with `payload` is about to be recorded.
+    /// Output of `kind` with `payload` was emitted. Accepted output is the policy's to keep: a VM
+    /// with a policy keeps no copy ([`Vm::take_output`](crate::Vm::take_output) returns only output
+    /// emitted while no policy was installed).
     fn on_output(&mut self, kind: OutputKind, payload: &str) -> Result<(), String>;
 }
 
@@ -109,15 +111,6 @@ pub struct AbiStats {
     pub eval_bytes: u64,
     /// Bytes the guest wrote to stdout/stderr (dropped).
     pub stdio_bytes_dropped: u64,
-}
-
-pub(crate) mod status {
-    pub const IDLE: i32 = 0;
-    pub const PENDING: i32 = 1;
-    pub const COMPLETED: i32 = 2;
-    pub const FAILED: i32 = 3;
-    pub const COMPLETED_UNDEFINED: i32 = 4;
-    pub const INTERNAL: i32 = -1;
 }
 
 /// Message of the failure reported when a cell waits on nothing the host can settle.
@@ -336,15 +329,20 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         let kind = if kind == 1 { OutputKind::Json } else { OutputKind::Text };
         let st = caller.data_mut();
         st.ledger.stats.outputs_attempted += 1;
-        if let Some(policy) = st.policy.as_mut()
-            && let Err(message) = policy.on_output(kind, &payload)
-        {
-            st.ledger.stats.refusals += 1;
-            return Ok(st.refuse(message) as i32);
-        }
+        let kept_by_policy = match st.policy.as_mut().map(|policy| policy.on_output(kind, &payload)) {
+            Some(Err(message)) => {
+                st.ledger.stats.refusals += 1;
+                return Ok(st.refuse(message) as i32);
+            }
+            Some(Ok(())) => true,
+            None => false,
+        };
         st.ledger.stats.outputs += 1;
         st.ledger.stats.output_bytes += payload.len() as u64;
-        st.ledger.output.push(GuestOutput { kind, payload });
+        // Output a policy accepted is the policy's; the VM keeps no second copy.
+        if !kept_by_policy {
+            st.ledger.output.push(GuestOutput { kind, payload });
+        }
         Ok(0i32)
     })?;
 

@@ -8,9 +8,10 @@ use wasmtime::{Extern, Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline}
 
 use crate::abi::{
     AbiStats, Delivery, ExportIndices, GuestOutput, GuestPolicy, HostCall, HostState, LedgerCall,
-    PENDING_WITHOUT_HOST_WORK, status,
+    PENDING_WITHOUT_HOST_WORK,
 };
 use crate::abi_names::GUEST_EXPORTS;
+use crate::abi_names::status;
 use crate::base::{PAGE, SandboxInner};
 use crate::dirty::Tracker;
 use crate::engine::ticker;
@@ -421,7 +422,8 @@ impl Vm {
             .collect()
     }
 
-    /// Output accepted since the last take.
+    /// Output accepted since the last take while no policy was installed (a policy keeps the output
+    /// it accepts; see [`GuestPolicy::on_output`]).
     pub fn take_output(&mut self) -> Vec<GuestOutput> {
         std::mem::take(&mut self.store.data_mut().ledger.output)
     }

@@ -72,6 +72,7 @@ mod diagnostic;
 mod enums;
 mod module_check;
 mod nesting;
+mod operands;
 mod rewrite;
 mod shell;
 mod strict_check;
@@ -100,26 +101,8 @@ pub const WRAPPER_SUFFIX: &str = "\n})()";
 /// At most this many diagnostics are reported for one cell.
 pub const MAX_DIAGNOSTICS: usize = 8;
 
-/// The language of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Language {
-    /// JavaScript: parsed for the checks, returned unchanged.
-    #[default]
-    JavaScript,
-    /// TypeScript: parsed, checked and stripped of types.
-    TypeScript,
-}
-
-impl Language {
-    /// The file name positions refer to: `user.js` or `user.ts`.
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Language::JavaScript => "user.js",
-            Language::TypeScript => "user.ts",
-        }
-    }
-}
+/// The language of a cell (the vocabulary's, so a cell's `language` needs no mapping).
+pub use codemode_core::Language;
 
 /// Options for [`strip`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -11,12 +11,12 @@
 //! which also drops finished VMs, so neither the start nor the teardown is on the caller's path.
 //! An abort interrupts the running step through the VM's interrupt handle.
 
+use std::sync::Mutex;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use codemode_bridge::{OutputAccumulator, OutputKind, RunBudgets};
-use codemode_sandbox::{Delivery, GuestPolicy, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
+use codemode_bridge::{RunLedger, SharedLedger};
+use codemode_sandbox::{Delivery, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
 use tokio::sync::oneshot;
 
 use crate::abort::{AbortLink, AbortSignal};
@@ -37,36 +37,6 @@ pub enum GuestThread {
     /// binding, a multi-thread runtime with cores to spare. Results, limits, suspension and
     /// aborts are the same as with [`GuestThread::Dedicated`].
     Caller,
-}
-
-/// Budgets and output of one run, shared between the guest policy (inside the VM thread) and the
-/// runtime. Cumulative over the whole run (exec and every wait).
-#[derive(Debug)]
-pub(crate) struct RunLedger {
-    pub budgets: RunBudgets,
-    pub output: OutputAccumulator,
-}
-
-pub(crate) type SharedLedger = Arc<Mutex<RunLedger>>;
-
-pub(crate) fn lock(ledger: &SharedLedger) -> std::sync::MutexGuard<'_, RunLedger> {
-    ledger.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-struct Policy(SharedLedger);
-
-impl GuestPolicy for Policy {
-    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
-        lock(&self.0).budgets.on_host_call(payload).map_err(|e| e.to_string())
-    }
-
-    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
-        let kind = match kind {
-            codemode_sandbox::OutputKind::Text => OutputKind::Text,
-            codemode_sandbox::OutputKind::Json => OutputKind::Json,
-        };
-        lock(&self.0).output.push(kind, payload).map_err(|e| e.to_string())
-    }
 }
 
 /// Where the VM comes from.
@@ -177,7 +147,7 @@ fn run_job(job: Job, spare: Option<Vm>) {
             return;
         }
     };
-    vm.set_policy(Box::new(Policy(ledger)));
+    vm.set_policy(RunLedger::policy(&ledger));
     let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
     if ready.send(Ok(first)).is_err() {
         return;
@@ -302,7 +272,7 @@ impl VmThread {
                 Origin::Restore(snapshot) => sandbox.restore(&snapshot),
             };
             let mut vm = vm?;
-            vm.set_policy(Box::new(Policy(ledger)));
+            vm.set_policy(RunLedger::policy(&ledger));
             let link = abort.link(vm.interrupt_handle());
             let first = first.map(|command| run_command(&mut vm, command, deadline));
             let caller = CallerVm { vm: Some(vm), sandbox, deadline, _abort: link };
@@ -397,8 +367,6 @@ fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
             }
         }
     };
-    // Output is accounted by the policy; the sandbox's own copy is drained so it never grows.
-    let _ = vm.take_output();
     let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
     Answer::Step(StepAnswer { step, calls })
 }

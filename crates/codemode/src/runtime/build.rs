@@ -12,7 +12,6 @@ use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
 use codemode_core::{CodeModeConfig, ToolSpec};
 use codemode_mcp::{McpApi, McpApiOptions, McpServer, McpTool};
 use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
-use serde_json::{Map, Value, json};
 
 use super::{CodeMode, Inner};
 use crate::admission::Admission;
@@ -134,7 +133,7 @@ impl CodeModeBuilder {
         let mut boot = BootContext::new();
         boot.all_tools = catalog.guest_entries().cloned().collect();
         boot.convenience = catalog.convenience_names().to_vec();
-        boot.mcp = mcp.as_ref().map(mcp_boot_json).unwrap_or(Value::Null);
+        boot.mcp = mcp.as_ref().map(McpApi::guest_table);
         boot.max_result_chars = Some(config.max_output_bytes);
         let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
         let sandbox = if config.enabled {
@@ -258,30 +257,4 @@ fn build_mcp(catalog: &Catalog, servers: &[McpServer]) -> Option<McpApi> {
         })
         .collect();
     Some(McpApi::build(&list, &McpApiOptions::default()))
-}
-
-/// The MCP table in the bridge's boot shape.
-fn mcp_boot_json(api: &McpApi) -> Value {
-    let guest = api.to_guest_json();
-    let mut servers = Map::new();
-    for server in guest["servers"].as_array().into_iter().flatten() {
-        let ident = server["server"].as_str().unwrap_or_default().to_owned();
-        let tools: Vec<Value> =
-            server["tools"].as_array().into_iter().flatten().map(|t| t["tool"].clone()).collect();
-        let tool_names: Vec<Value> =
-            server["tools"].as_array().into_iter().flatten().map(|t| t["toolName"].clone()).collect();
-        servers.insert(
-            ident,
-            json!({
-                "tools": tools,
-                "toolNames": tool_names,
-                "name": server["serverName"],
-                "resources": server["hasResources"],
-                "prompts": server["hasPrompts"],
-            }),
-        );
-    }
-    let files: Vec<Value> =
-        api.files().map(|(path, content)| json!({ "path": path, "content": content })).collect();
-    json!({ "servers": servers, "files": files })
 }

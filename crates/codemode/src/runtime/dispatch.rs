@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use codemode_bridge::{DeliveryLimits, HostRequest, Reply, call_envelope, decode_request};
+use codemode_bridge::{DeliveryExt, DeliveryLimits, HostRequest, call_envelope, decode_request};
 use codemode_core::hint::{HintOptions, input_hint, output_hint};
 use codemode_core::{PendingToolCall, ToolSource};
 use codemode_mcp::HeaderOptions;
-use codemode_sandbox::HostCall;
+use codemode_sandbox::{Delivery, HostCall};
 use serde_json::{Map, Value, json};
 
 use super::CodeMode;
@@ -17,7 +17,7 @@ use crate::schema::{self, Direction};
 
 /// What a dispatched request became.
 pub(super) enum Handled {
-    Ready(Reply),
+    Ready(Delivery),
     Async,
     Yield,
     Fatal(String),
@@ -78,21 +78,21 @@ impl CodeMode {
             HostRequest::Search { query, limit } => {
                 run.counts.search += 1;
                 let hits = inner.catalog.search_with_config(&query, limit.map(|l| l as f64), &inner.config);
-                Handled::Ready(Reply::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
+                Handled::Ready(Delivery::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
             }
             HostRequest::ApiSearch { query, limit } => {
                 run.counts.search += 1;
                 let limit = inner.config.search_limit(limit.map(|l| l as f64));
-                Handled::Ready(Reply::value(&self.api_search(&query, limit), &limits))
+                Handled::Ready(Delivery::value(&self.api_search(&query, limit), &limits))
             }
             HostRequest::Describe { id } => {
                 run.counts.describe += 1;
                 match inner.catalog.describe(&id) {
-                    Ok(described) => Handled::Ready(Reply::value(
+                    Ok(described) => Handled::Ready(Delivery::value(
                         &serde_json::to_value(described).unwrap_or(Value::Null),
                         &limits,
                     )),
-                    Err(e) => Handled::Ready(Reply::reject(e.to_string(), Some("unknown_tool"))),
+                    Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
                 }
             }
             HostRequest::Call { id, input } | HostRequest::CallValue { id, input }
@@ -101,7 +101,7 @@ impl CodeMode {
                 run.counts.call += 1;
                 let message = inner.catalog.guest_entry(&id).err().map(|e| e.to_string()).unwrap_or_default();
                 let _ = input;
-                Handled::Ready(Reply::reject(message, Some("unknown_tool")))
+                Handled::Ready(Delivery::reject(message, Some("unknown_tool")))
             }
             HostRequest::Call { id, input } => {
                 run.counts.call += 1;
@@ -115,7 +115,7 @@ impl CodeMode {
                 run.counts.call += 1;
                 let resolved = match run.namespaces.resolve(&namespace, &path) {
                     Ok(resolved) => resolved,
-                    Err(message) => return Handled::Ready(Reply::reject(message, Some("invalid_input"))),
+                    Err(message) => return Handled::Ready(Delivery::reject(message, Some("invalid_input"))),
                 };
                 let input = resolved.marker.map_input(&args);
                 let tool_name = resolved.marker.tool_name.clone();
@@ -123,7 +123,7 @@ impl CodeMode {
                     run.namespace_tools.get(&namespace).and_then(|tools| tools.get(&tool_name)).cloned();
                 match catalog_id {
                     Some(catalog_id) => self.start_tool(run, call.id, catalog_id, input, Shape::Value),
-                    None => Handled::Ready(Reply::reject(
+                    None => Handled::Ready(Delivery::reject(
                         "namespace call: undeclared tool",
                         Some("invalid_input"),
                     )),
@@ -137,7 +137,7 @@ impl CodeMode {
                     Some(catalog_id) => {
                         self.start_tool(run, call.id, catalog_id, Value::Object(input), Shape::Mcp)
                     }
-                    None => Handled::Ready(Reply::reject(
+                    None => Handled::Ready(Delivery::reject(
                         format!(
                             "MCP.{}.{} is not available in this run; see API.list(\"mcp\")",
                             cut(&server),
@@ -149,20 +149,20 @@ impl CodeMode {
             }
             HostRequest::McpApi { server, tool, schema } => {
                 let Some(api) = &inner.mcp else {
-                    return Handled::Ready(Reply::reject(
+                    return Handled::Ready(Delivery::reject(
                         "no MCP servers are available in this run",
                         Some("unknown_tool"),
                     ));
                 };
                 let options = if schema { HeaderOptions::with_schema() } else { HeaderOptions::default() };
                 match api.header(&server, tool.as_deref(), &options) {
-                    Ok(header) => Handled::Ready(Reply::value(&header.to_json(), &limits)),
-                    Err(e) => Handled::Ready(Reply::reject(e.to_string(), Some("unknown_tool"))),
+                    Ok(header) => Handled::Ready(Delivery::value(&header.to_json(), &limits)),
+                    Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
                 }
             }
             HostRequest::ResourcesRead { server, input } => {
                 let Some(uri) = input.get("uri").and_then(Value::as_str).map(str::to_owned) else {
-                    return Handled::Ready(Reply::reject(
+                    return Handled::Ready(Delivery::reject(
                         format!("MCP.{}.resources.read: `uri` must be a string", cut(&server)),
                         Some("invalid_input"),
                     ));
@@ -171,7 +171,7 @@ impl CodeMode {
             }
             HostRequest::PromptsGet { server, input } => {
                 let Some(name) = input.get("name").and_then(Value::as_str).map(str::to_owned) else {
-                    return Handled::Ready(Reply::reject(
+                    return Handled::Ready(Delivery::reject(
                         format!("MCP.{}.prompts.get: `name` must be a string", cut(&server)),
                         Some("invalid_input"),
                     ));
@@ -183,9 +183,10 @@ impl CodeMode {
                 run.yields.push(call.id);
                 Handled::Yield
             }
-            _ => {
-                Handled::Ready(Reply::reject("code mode bridge: unsupported request", Some("invalid_input")))
-            }
+            _ => Handled::Ready(Delivery::reject(
+                "code mode bridge: unsupported request",
+                Some("invalid_input"),
+            )),
         }
     }
 
@@ -234,7 +235,7 @@ impl CodeMode {
     ) -> Handled {
         let inner = &self.inner;
         let Some(spec) = inner.catalog.spec(&catalog_id) else {
-            return Handled::Ready(Reply::reject(
+            return Handled::Ready(Delivery::reject(
                 format!("unknown tool id {:?}", cut(&catalog_id)),
                 Some("unknown_tool"),
             ));
@@ -251,7 +252,7 @@ impl CodeMode {
                     .unwrap_or_else(|| !(trusted && spec.annotations.is_read_only()))
             };
             if side_effecting {
-                return Handled::Ready(Reply::reject(
+                return Handled::Ready(Delivery::reject(
                     format!(
                         "{catalog_id} was refused before it ran: this run is restart-safe (restartSafe) and the tool \
                          may have side effects"
@@ -263,14 +264,14 @@ impl CodeMode {
         match &*inner.validators.get(&catalog_id, Direction::Input, &spec.parameters) {
             Ok(validator) => {
                 if let Err(problems) = schema::check(validator, &spec.parameters, &input) {
-                    return Handled::Ready(Reply::reject(
+                    return Handled::Ready(Delivery::reject(
                         format!("invalid input for {catalog_id}: {problems}"),
                         Some("invalid_input"),
                     ));
                 }
             }
             Err(reason) if trusted => {
-                return Handled::Ready(Reply::reject(
+                return Handled::Ready(Delivery::reject(
                     format!("{catalog_id} cannot run: its input schema is invalid ({reason})"),
                     Some("invalid_schema"),
                 ));
@@ -282,16 +283,19 @@ impl CodeMode {
             && let Some(output_schema) = &spec.output_schema
             && let Err(reason) = &*inner.validators.get(&catalog_id, Direction::Output, output_schema)
         {
-            return Handled::Ready(Reply::reject(
+            return Handled::Ready(Delivery::reject(
                 format!("{catalog_id} cannot run: its declared output schema is invalid ({reason})"),
                 Some("invalid_schema"),
             ));
         }
         let Some(host) = inner.host.clone() else {
-            return Handled::Ready(Reply::reject("no tool host is configured", Some("unavailable")));
+            return Handled::Ready(Delivery::reject("no tool host is configured", Some("unavailable")));
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return Handled::Ready(Reply::reject("no async runtime to run the tool on", Some("unavailable")));
+            return Handled::Ready(Delivery::reject(
+                "no async runtime to run the tool on",
+                Some("unavailable"),
+            ));
         };
         run.next_call += 1;
         let call_id = format!("{}.{}", run.run_id, run.next_call);
@@ -352,13 +356,13 @@ impl CodeMode {
         catalog_id: &str,
         shape: Shape,
         result: Result<ToolOutcome, ToolError>,
-    ) -> (Reply, Option<String>) {
+    ) -> (Delivery, Option<String>) {
         let limits = DeliveryLimits::default();
         let outcome = match result {
             Ok(outcome) => outcome,
             Err(e) => {
                 let message = codemode_bridge::sanitize_error(&e.message);
-                return (Reply::reject(message.clone(), e.code.as_deref()), Some(message));
+                return (Delivery::reject(message.clone(), e.code.as_deref()), Some(message));
             }
         };
         if let Some(spec) = self.inner.catalog.spec(catalog_id)
@@ -369,7 +373,7 @@ impl CodeMode {
         {
             let message =
                 format!("tool {catalog_id} returned a value that does not match its declared output schema");
-            return (Reply::reject(message.clone(), Some("output_schema_mismatch")), Some(message));
+            return (Delivery::reject(message.clone(), Some("output_schema_mismatch")), Some(message));
         }
         let value = match shape {
             Shape::Value => outcome.details,
@@ -388,14 +392,14 @@ impl CodeMode {
                 None => outcome.details,
             },
         };
-        (Reply::value(&value, &limits), None)
+        (Delivery::value(&value, &limits), None)
     }
 
     /// `MCP.<server>.resources.read` / `prompts.get`, served by the host.
     fn start_mcp_extra(&self, run: &mut RunState, vm_id: u32, server: String, extra: McpExtra) -> Handled {
         let inner = &self.inner;
         if run.restart_safe {
-            return Handled::Ready(Reply::reject(
+            return Handled::Ready(Delivery::reject(
                 "MCP requests are refused in restart-safe runs (restartSafe)",
                 Some("restart_safe"),
             ));
@@ -403,13 +407,13 @@ impl CodeMode {
         let Some(server_name) =
             inner.mcp.as_ref().and_then(|api| api.server_table().name(&server)).map(str::to_owned)
         else {
-            return Handled::Ready(Reply::reject(
+            return Handled::Ready(Delivery::reject(
                 format!("MCP server {:?} is not available", cut(&server)),
                 Some("unknown_tool"),
             ));
         };
         let (Some(host), Ok(runtime)) = (inner.host.clone(), tokio::runtime::Handle::try_current()) else {
-            return Handled::Ready(Reply::reject("no tool host is configured", Some("unavailable")));
+            return Handled::Ready(Delivery::reject("no tool host is configured", Some("unavailable")));
         };
         run.next_call += 1;
         let call_id = format!("{}.{}", run.run_id, run.next_call);
@@ -430,8 +434,8 @@ impl CodeMode {
                 }
             };
             let reply = match result {
-                Ok(value) => Reply::value(&value, &DeliveryLimits::default()),
-                Err(e) => Reply::reject_sanitized(&e.message, e.code.as_deref()),
+                Ok(value) => Delivery::value(&value, &DeliveryLimits::default()),
+                Err(e) => Delivery::reject_sanitized(&e.message, e.code.as_deref()),
             };
             let _ = tx.send((vm_id, reply));
         });

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{BootContext, CellValueError, Reply};
+use codemode_bridge::{BootContext, CellValueError, DeliveryExt, OutputRefusal, lock};
 use codemode_core::{
     CodeModeErrorCode, CodeModeResult, ExecInput, FailedResult, Language, NamespaceContext,
     NamespaceRegistration, ScopeValue, WaitInput, WaitReason, WaitingResult,
@@ -23,7 +23,7 @@ use crate::host::RunScope;
 use crate::prepare::{self, NotPrepared};
 use crate::run::{Landed, RunState};
 use crate::store::{RunStore, TOO_MANY};
-use crate::vm::{Origin, Placement, StepAnswer, VmThread, lock};
+use crate::vm::{Origin, Placement, StepAnswer, VmThread};
 
 /// How the pump left a run.
 enum Flow {
@@ -82,7 +82,7 @@ impl CodeMode {
             return self.aborted(None);
         }
         let language = match cell.language {
-            Language::Typescript => {
+            Language::TypeScript => {
                 TS_TRANSFORMS.fetch_add(1, Ordering::Relaxed);
                 codemode_ts::Language::TypeScript
             }
@@ -224,7 +224,7 @@ impl CodeMode {
                 )));
             }
         };
-        let mut deliveries: Vec<Landed> = run.yields.drain(..).map(|id| (id, Reply::null())).collect();
+        let mut deliveries: Vec<Landed> = run.yields.drain(..).map(|id| (id, Delivery::null())).collect();
         if deliveries.is_empty() && run.landed.is_empty() && !run.in_flight.is_empty() {
             match self.next_landed(run, deadline, abort).await {
                 Wake::Landed => {}
@@ -261,10 +261,8 @@ impl CodeMode {
         loop {
             // Past maxOutputBytes the run fails, even if the guest caught the refusal or died of it.
             if lock(&run.ledger).output.limit_exceeded() {
-                let message = format!(
-                    "output limit exceeded: the run's output went past maxOutputBytes ({} bytes).",
-                    self.inner.config.max_output_bytes
-                );
+                let limit = self.inner.config.max_output_bytes;
+                let message = OutputRefusal::LimitExceeded { limit }.to_string();
                 return Flow::Done(self.fail(Some(&*run), CodeModeErrorCode::OutputLimitExceeded, message));
             }
             match answer.step {
@@ -394,7 +392,7 @@ impl CodeMode {
                 ledger.budgets.on_delivered();
                 run.in_flight.remove(&id);
                 run.tasks.remove(&id);
-                deliveries.push((id, to_delivery(reply)));
+                deliveries.push((id, reply));
             }
         }
         vm.deliver(deliveries).await
@@ -447,7 +445,8 @@ impl CodeMode {
             replay_safe: run.restart_safe,
             telemetry: self.telemetry(&run.counts),
         };
-        match inner.store.park(run, Duration::from_secs(inner.config.snapshot_ttl_seconds)) {
+        match inner.store.park(run, Duration::from_secs(inner.config.snapshot_ttl_seconds), &inner.admission)
+        {
             Ok(()) => CodeModeResult::Waiting(waiting),
             Err(run) => CodeModeResult::Failed(FailedResult {
                 error: TOO_MANY.into(),
@@ -509,11 +508,4 @@ enum Wake {
     Landed,
     Deadline,
     Aborted,
-}
-
-fn to_delivery(reply: Reply) -> Delivery {
-    match reply {
-        Reply::Resolve(json) => Delivery::Resolve(json),
-        Reply::Reject { message, code } => Delivery::Reject { message, code },
-    }
 }

@@ -24,6 +24,7 @@ pub use build::{CodeModeBuilder, SandboxFactory};
 
 static TS_TRANSFORMS: AtomicU64 = AtomicU64::new(0);
 
+#[doc(hidden)]
 /// How many TypeScript cells this process has transformed (JavaScript cells and disabled Code Mode
 /// never reach the transformer).
 pub fn typescript_transform_count() -> u64 {

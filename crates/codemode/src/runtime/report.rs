@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::CodeMode;
 use crate::run::{Counts, RunState};
-use crate::vm::lock;
+use codemode_bridge::lock;
 
 impl CodeMode {
     pub(super) fn telemetry(&self, counts: &Counts) -> CodeModeTelemetry {

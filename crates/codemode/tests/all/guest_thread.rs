@@ -27,7 +27,7 @@ async fn cells_nested_calls_and_errors(thread: GuestThread) {
     assert_eq!(value(&f.run(slow).await), json!("slow done"));
     let r = f.run("const x = 1;\nnull.boom;").await;
     assert!(error(&r).starts_with("TypeError") && error(&r).contains("(at user.js:2"), "{}", error(&r));
-    let ts = ExecInput::code("const n: number = 6; return n * 7;").with_language(Language::Typescript);
+    let ts = ExecInput::code("const n: number = 6; return n * 7;").with_language(Language::TypeScript);
     assert_eq!(value(&f.cm.exec(&scope(), ts).await), json!(42));
 }
 
