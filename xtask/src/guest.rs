@@ -29,6 +29,7 @@ use crate::project_root;
 /// The guest's imports and the exports the host calls: the host's own lists
 /// (`crates/codemode-sandbox/src/abi_names.rs`).
 #[path = "../../crates/codemode-sandbox/src/abi_names.rs"]
+#[allow(dead_code)] // the status codes are the guest's and the host's, not xtask's
 mod abi_names;
 use abi_names::{GUEST_EXPORTS, IMPORT_ALLOWLIST};
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
+mod bench;
 mod dts_oracle;
 mod e2e;
 mod fuzz;
@@ -11,6 +12,8 @@ mod guest;
 mod package;
 #[cfg(test)]
 mod tidy;
+#[cfg(test)]
+mod tidy_layers;
 mod ts_gen;
 mod ts_oracle;
 mod typescript;
@@ -20,6 +23,7 @@ fn main() -> Result<()> {
     let task = args.next().unwrap_or_default();
     let rest: Vec<String> = args.collect();
     match task.as_str() {
+        "bench" => bench::run(&rest),
         "e2e" => e2e::run(&rest),
         "guest" => guest::run(&rest),
         "fuzz" => fuzz::run(&rest),
@@ -29,7 +33,7 @@ fn main() -> Result<()> {
         "semver" => package::semver(&rest),
         _ => {
             bail!(
-                "usage: cargo xtask <guest|e2e|ts-oracle|dts-oracle|fuzz|package|semver> [args]\n(unknown task {task:?})"
+                "usage: cargo xtask <bench|guest|e2e|ts-oracle|dts-oracle|fuzz|package|semver> [args]\n(unknown task {task:?})"
             )
         }
     }

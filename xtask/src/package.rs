@@ -17,8 +17,8 @@ pub const PUBLISHED: &[&str] = &[
     "codemode-catalog",
     "codemode-ts",
     "codemode-mcp",
-    "codemode-bridge",
     "codemode-sandbox",
+    "codemode-bridge",
     "codemode",
     "codemode-cli",
 ];

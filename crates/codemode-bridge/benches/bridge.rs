@@ -2,14 +2,32 @@
 //!
 //! Prints min and median per operation: decoding a typical request, encoding a reply, building the
 //! boot script, and a full nested-call round trip through the prelude in the real sandbox (guest
-//! adapter + host call + decode + reply + delivery + job run).
+//! adapter + host call + decode + reply + delivery + job run). `-- --write` (or
+//! `CODEMODE_BENCHMARKS_MD=<path>`, as `cargo xtask bench` sets) rewrites the `bridge` table of
+//! `BENCHMARKS.md`.
+
+#[path = "../../codemode-core/benches/support/tables.rs"]
+mod tables;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{BootContext, DeliveryLimits, PRELUDE, Reply, decode_cell_value, decode_request};
+use codemode_bridge::{BootContext, DeliveryExt, DeliveryLimits, PRELUDE, decode_cell_value, decode_request};
 use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
 use serde_json::json;
+
+/// Rows of the `bridge` table: (operation, min, median).
+static ROWS: std::sync::Mutex<Vec<(String, Duration, Duration)>> = std::sync::Mutex::new(Vec::new());
+
+fn row(name: &str, min: Duration, median: Duration) {
+    println!("{name:<44} {min:>12.2?} {median:>12.2?}");
+    ROWS.lock().unwrap().push((name.to_owned(), min, median));
+}
+
+fn fmt(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns < 1_000 { format!("{ns} ns") } else { format!("{:.2} µs", ns as f64 / 1e3) }
+}
 
 fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
     let mut samples: Vec<Duration> = (0..rounds)
@@ -22,7 +40,7 @@ fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
         })
         .collect();
     samples.sort();
-    println!("{name:<44} {:>12.2?} {:>12.2?}", samples[0], samples[samples.len() / 2]);
+    row(name, samples[0], samples[samples.len() / 2]);
 }
 
 fn main() {
@@ -33,8 +51,8 @@ fn main() {
     });
     let value = json!([{ "id": "s1", "paid": false, "tons": 12.5 }, { "id": "s2", "paid": true, "tons": 3 }]);
     let limits = DeliveryLimits::default();
-    measure("Reply::value (small result)", 10_000, 15, || {
-        black_box(Reply::value(black_box(&value), &limits));
+    measure("DeliveryExt::value (small result)", 10_000, 15, || {
+        black_box(Delivery::value(black_box(&value), &limits));
     });
     let ctx = BootContext::new();
     measure("BootContext::boot_script (empty)", 10_000, 15, || {
@@ -50,8 +68,8 @@ fn main() {
     let code = format!(
         "let s = 0; for (let i = 0; i < {CALLS}; i++) s += (await tools.callValue('x', {{ i }})).n; return s;"
     );
-    let reply = Reply::value(&json!({ "n": 1 }), &limits);
-    let Reply::Resolve(reply_json) = reply else { unreachable!() };
+    let reply = Delivery::value(&json!({ "n": 1 }), &limits);
+    let Delivery::Resolve(reply_json) = reply else { unreachable!() };
     let deadline = || Instant::now() + Duration::from_secs(30);
     let mut samples = Vec::new();
     for _ in 0..15 {
@@ -71,11 +89,10 @@ fn main() {
         samples.push(start.elapsed() / CALLS);
     }
     samples.sort();
-    println!(
-        "{:<44} {:>12.2?} {:>12.2?}",
-        "nested-call round trip (guest<->host)",
+    row(
+        "nested-call round trip through the prelude (incl. decode/encode)",
         samples[0],
-        samples[samples.len() / 2]
+        samples[samples.len() / 2],
     );
     // Baseline: the same loop on the bare sandbox import (no prelude, no adapter, no decode).
     let raw = Sandbox::new(config, "globalThis.callHost = __codemode_host_call;").unwrap();
@@ -97,10 +114,10 @@ fn main() {
         samples.push(start.elapsed() / CALLS);
     }
     samples.sort();
-    println!(
-        "{:<44} {:>12.2?} {:>12.2?}",
-        "baseline: bare sandbox round trip",
-        samples[0],
-        samples[samples.len() / 2]
-    );
+    row("baseline: the same loop on the bare sandbox import", samples[0], samples[samples.len() / 2]);
+    let mut table = tables::Table::new("bridge", "Bridge", &["operation", "min", "median"]);
+    for (name, min, median) in ROWS.lock().unwrap().iter() {
+        table.row(vec![name.clone(), fmt(*min), fmt(*median)]);
+    }
+    tables::publish(&[table]);
 }

@@ -4,7 +4,8 @@
 //! ```sh
 //! cargo run -p codemode-bridge --example protocol
 //! ```
-use codemode_bridge::{DeliveryLimits, Reply, decode_request};
+use codemode_bridge::{DeliveryExt, DeliveryLimits, decode_request};
+use codemode_sandbox::Delivery;
 use serde_json::json;
 
 fn main() {
@@ -29,13 +30,14 @@ fn main() {
 
     // A large tool result is replaced by a placeholder that says so, never cut silently.
     let big = json!({ "rows": vec!["x".repeat(100); 20_000] });
-    match Reply::value(&big, &DeliveryLimits::default()) {
-        Reply::Resolve(text) => {
+    match Delivery::value(&big, &DeliveryLimits::default()) {
+        Delivery::Resolve(text) => {
             println!("\nlarge result delivered as {} bytes: {}...", text.len(), &text[..60])
         }
         other => println!("\nunexpected: {other:?}"),
     }
     // A host failure with a path and a token in it.
-    let reply = Reply::reject_sanitized("open /home/alice/.ssh/id_rsa failed; token=ghp_abc123", Some("io"));
+    let reply =
+        Delivery::reject_sanitized("open /home/alice/.ssh/id_rsa failed; token=ghp_abc123", Some("io"));
     println!("sanitized host error: {reply:?}");
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use codemode_core::namespace::PRIVATE_PREFIXES;
+use codemode_core::guest::{McpGuestTable, TOOLS_HELPERS, is_private};
 use codemode_core::{ToolCatalogEntry, ToolSource, ident};
 use serde_json::{Map, Value, json};
 
@@ -11,20 +11,14 @@ use crate::api_files::{ApiFile, ApiFileTable};
 use crate::error::BridgeError;
 use crate::json::{self, DecodeLimits, JsonError, MAX_VALUE_DEPTH};
 use crate::protocol::PROTOCOL_VERSION;
-use crate::scope::{NamespaceTable, is_safe_segment};
+use crate::scope::NamespaceTable;
 
 /// The guest global the prelude leaves for the boot script; it deletes itself on first call.
-pub const BOOT_FUNCTION: &str = "__codemode_boot";
+pub(crate) const BOOT_FUNCTION: &str = "__codemode_boot";
 
 /// The guest global a two-stage boot leaves for the run's namespaces (see
 /// [`BootContext::api_script`]); it deletes itself on first call.
-pub const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
-
-/// Names of `tools` members that convenience functions may never take.
-pub const TOOLS_HELPERS: &[&str] = &["search", "describe", "call", "callValue"];
-
-/// Built-in members of each `MCP.<server>` object.
-pub const MCP_SERVER_HELPERS: &[&str] = &["$api", "resources", "prompts"];
+pub(crate) const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
 
 /// Everything the guest API needs for one run. Fill the fields, then call [`BootContext::boot_script`].
 #[derive(Clone, Debug, Default)]
@@ -37,15 +31,10 @@ pub struct BootContext {
     /// an identifier, unique, not a `tools` helper ([`TOOLS_HELPERS`]) nor private; each id must be in
     /// `all_tools`. Default: none.
     pub convenience: Vec<(String, String)>,
-    /// The MCP table (codemode-mcp's guest JSON), or `null` for none. Expected shape:
-    /// `{ "servers": { <serverIdent>: { "tools": [<toolIdent>...], "resources": bool, "prompts": bool,
-    ///    "name"?: <exact server name>, "toolNames"?: [<exact tool name>...] } },
-    ///    "files": [{ "path": "mcp/index.d.ts", "content": "..." }] }`.
-    /// Server idents must be identifiers; tool idents identifier names that are safe path segments and
-    /// not a server helper ([`MCP_SERVER_HELPERS`]). `toolNames` (one per tool ident, in the same
-    /// order) and `name` make `MCP["<exact server name>"]` and `MCP.<server>["<exact tool name>"]`
-    /// resolve as aliases. Default: `null`.
-    pub mcp: Value,
+    /// The MCP servers and `API` files (codemode-mcp's [`McpGuestTable`]), or `None` for none.
+    /// `MCP["<exact server name>"]` and `MCP.<server>["<exact tool name>"]` resolve as aliases of the
+    /// identifiers. Default: `None`.
+    pub mcp: Option<McpGuestTable>,
     /// The run's visible namespaces. Default: none.
     pub namespaces: NamespaceTable,
     /// The bound on a cell's returned value, in UTF-16 code units of its JSON text (the run's
@@ -76,7 +65,7 @@ impl BootContext {
         let ids: BTreeSet<&str> = all_tools.iter().map(|e| e.id.as_str()).collect();
         let mut names = BTreeSet::new();
         for (name, id) in &self.convenience {
-            if !ident::is_identifier(name) || PRIVATE_PREFIXES.iter().any(|p| name.starts_with(p)) {
+            if !ident::is_identifier(name) || is_private(name) {
                 return Err(invalid(format!("convenience name {name:?} is not a safe identifier")));
             }
             if TOOLS_HELPERS.contains(&name.as_str()) {
@@ -91,7 +80,7 @@ impl BootContext {
                 )));
             }
         }
-        let (servers, files) = mcp_table(&self.mcp)?;
+        let (servers, files) = mcp_table(self.mcp.as_ref())?;
         let files: Vec<Value> = files
             .files()
             .iter()
@@ -145,123 +134,31 @@ fn invalid(message: String) -> BridgeError {
     BridgeError::InvalidContext(message)
 }
 
-/// Validates the MCP table and returns the guest server map and the file table.
-fn mcp_table(mcp: &Value) -> Result<(Map<String, Value>, ApiFileTable), BridgeError> {
-    let mut servers_out = Map::new();
-    let mut files = Vec::new();
-    let object = match mcp {
-        Value::Null => return Ok((servers_out, ApiFileTable::default())),
-        Value::Object(o) => o,
-        _ => return Err(invalid("the MCP table must be an object".into())),
-    };
-    if let Some(key) = object.keys().find(|k| !matches!(k.as_str(), "servers" | "files")) {
-        return Err(invalid(format!("the MCP table has an unknown member {key:?}")));
+/// The guest server map and the file table of an MCP guest table (checked when it was built).
+fn mcp_table(mcp: Option<&McpGuestTable>) -> Result<(Map<String, Value>, ApiFileTable), BridgeError> {
+    let mut servers = Map::new();
+    let Some(mcp) = mcp else { return Ok((servers, ApiFileTable::default())) };
+    for server in mcp.servers() {
+        let tools: Vec<&str> = server.tools().iter().map(|t| t.ident()).collect();
+        let tool_names: Vec<&str> = server.tools().iter().map(|t| t.name()).collect();
+        servers.insert(
+            server.ident().to_owned(),
+            json!({
+                "tools": tools,
+                "resources": server.resources(),
+                "prompts": server.prompts(),
+                "name": server.name(),
+                "toolNames": tool_names,
+            }),
+        );
     }
-    match object.get("servers") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(servers)) => {
-            for (server, entry) in servers {
-                if !ident::is_identifier(server) {
-                    return Err(invalid(format!("MCP server identifier {server:?} is not an identifier")));
-                }
-                let Value::Object(entry) = entry else {
-                    return Err(invalid(format!("MCP server {server:?} must be an object")));
-                };
-                let flag = |key: &str| match entry.get(key) {
-                    None | Some(Value::Null) => Ok(false),
-                    Some(Value::Bool(b)) => Ok(*b),
-                    Some(_) => Err(invalid(format!("MCP server {server:?}: `{key}` must be a boolean"))),
-                };
-                let (resources, prompts) = (flag("resources")?, flag("prompts")?);
-                let mut tools = Vec::new();
-                let mut seen = BTreeSet::new();
-                match entry.get("tools") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Array(list)) => {
-                        for tool in list {
-                            let Value::String(tool) = tool else {
-                                return Err(invalid(format!(
-                                    "MCP server {server:?}: tool identifiers must be strings"
-                                )));
-                            };
-                            if !ident::is_identifier_name(tool) || !is_safe_segment(tool) {
-                                return Err(invalid(format!(
-                                    "MCP server {server:?}: tool identifier {tool:?} is not a safe identifier"
-                                )));
-                            }
-                            if MCP_SERVER_HELPERS.contains(&tool.as_str()) {
-                                return Err(invalid(format!(
-                                    "MCP server {server:?}: tool identifier {tool:?} collides with a built-in member"
-                                )));
-                            }
-                            if !seen.insert(tool.as_str()) {
-                                return Err(invalid(format!(
-                                    "MCP server {server:?}: tool {tool:?} appears twice"
-                                )));
-                            }
-                            tools.push(Value::String(tool.clone()));
-                        }
-                    }
-                    Some(_) => {
-                        return Err(invalid(format!("MCP server {server:?}: `tools` must be an array")));
-                    }
-                }
-                let name = match entry.get("name") {
-                    None | Some(Value::Null) => Value::Null,
-                    Some(Value::String(name)) => Value::String(name.clone()),
-                    Some(_) => {
-                        return Err(invalid(format!("MCP server {server:?}: `name` must be a string")));
-                    }
-                };
-                let tool_names = match entry.get("toolNames") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(list))
-                        if list.len() == tools.len() && list.iter().all(Value::is_string) =>
-                    {
-                        list.clone()
-                    }
-                    Some(_) => {
-                        return Err(invalid(format!(
-                            "MCP server {server:?}: `toolNames` must be an array of strings, one per tool"
-                        )));
-                    }
-                };
-                if let Some(key) = entry
-                    .keys()
-                    .find(|k| !matches!(k.as_str(), "tools" | "resources" | "prompts" | "name" | "toolNames"))
-                {
-                    return Err(invalid(format!("MCP server {server:?} has an unknown member {key:?}")));
-                }
-                servers_out.insert(
-                    server.clone(),
-                    json!({
-                        "tools": tools,
-                        "resources": resources,
-                        "prompts": prompts,
-                        "name": name,
-                        "toolNames": tool_names,
-                    }),
-                );
-            }
-        }
-        Some(_) => return Err(invalid("MCP `servers` must be an object".into())),
-    }
-    match object.get("files") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) => {
-            for file in list {
-                match (file.get("path"), file.get("content")) {
-                    (Some(Value::String(path)), Some(Value::String(content))) => {
-                        files.push(ApiFile { path: path.clone(), content: content.clone() })
-                    }
-                    _ => return Err(invalid("API files must be { path: string, content: string }".into())),
-                }
-            }
-        }
-        Some(_) => return Err(invalid("MCP `files` must be an array".into())),
-    }
+    let files = mcp
+        .files()
+        .iter()
+        .map(|f| ApiFile { path: f.path().to_owned(), content: f.content().to_owned() })
+        .collect();
     let files = ApiFileTable::new(files).map_err(invalid)?;
-    Ok((servers_out, files))
+    Ok((servers, files))
 }
 
 /// A completed cell's value and the UTF-8 bytes of its JSON text (what the value counts against

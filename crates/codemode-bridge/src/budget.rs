@@ -4,6 +4,7 @@
 //! snapshot and restores them on `wait`: every budget is cumulative over the whole run.
 
 use codemode_core::CodeModeOutput;
+use codemode_sandbox::OutputKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -106,26 +107,6 @@ impl RunBudgets {
     /// Calls registered and not yet delivered.
     pub fn pending(&self) -> u32 {
         self.pending
-    }
-}
-
-/// The kind of an output call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputKind {
-    /// `text(value)`: the payload is the text.
-    Text,
-    /// `json(value)`: the payload is restricted JSON text.
-    Json,
-}
-
-impl OutputKind {
-    /// Parses the sandbox's kind names (`"text"`, `"json"`).
-    pub fn parse(kind: &str) -> Option<OutputKind> {
-        match kind {
-            "text" => Some(OutputKind::Text),
-            "json" => Some(OutputKind::Json),
-            _ => None,
-        }
     }
 }
 

@@ -9,15 +9,16 @@
 //!   per-run boot script runs. Guest values are encoded by a restricted JSON adapter before they cross.
 //! - [`BootContext`]: the per-run context (catalog entries, convenience names, MCP table, API files,
 //!   namespace descriptors) rendered as the boot script ([`BootContext::boot_script`]).
-//! - [`protocol`]: the versioned requests ([`HostRequest`], decoded strictly and within bounds by
-//!   [`decode_request`]) and replies ([`Reply`], with the oversized-result placeholder).
-//! - [`budget`]: per-run budgets ([`RunBudgets`]: 8 MiB of argument bytes, 256 pending registrations)
+//! - the protocol: the versioned requests ([`HostRequest`], decoded strictly and within bounds by
+//!   [`decode_request`]) and replies ([`Delivery`](codemode_sandbox::Delivery), with the oversized-result placeholder).
+//! - budgets: per-run budgets ([`RunBudgets`]: 8 MiB of argument bytes, 256 pending registrations)
 //!   and the [`OutputAccumulator`] (`maxOutputBytes`, one truncation marker, each item returned once).
-//! - [`scope`]: namespace scope serialization ([`NamespaceTable`]) and resolution of guest calls.
+//! - scopes: namespace scope serialization ([`NamespaceTable`]) and resolution of guest calls.
 //! - [`sanitize_error`]: host and tool error messages made safe for the guest.
 //!
 //! ```
-//! use codemode_bridge::{BootContext, HostRequest, Reply, DeliveryLimits, decode_request, PRELUDE};
+//! use codemode_bridge::{BootContext, DeliveryExt, DeliveryLimits, HostRequest, PRELUDE, decode_request};
+//! use codemode_sandbox::Delivery;
 //! use serde_json::json;
 //!
 //! // Once per process: evaluate PRELUDE in the sandbox and snapshot it.
@@ -30,20 +31,20 @@
 //! // Per host call: decode, perform, reply.
 //! let request = decode_request(r#"{"v":1,"op":"search","query":"list shipments","limit":3}"#).unwrap();
 //! assert_eq!(request, HostRequest::Search { query: "list shipments".into(), limit: Some(3) });
-//! let reply = Reply::value(&json!([{ "id": "openclaw:shipping:shipping_list" }]), &DeliveryLimits::default());
-//! assert!(matches!(reply, Reply::Resolve(_)));
+//! let reply = Delivery::value(&json!([{ "id": "openclaw:shipping:shipping_list" }]), &DeliveryLimits::default());
+//! assert!(matches!(reply, Delivery::Resolve(_)));
 //! ```
 //!
 //! # How the runtime uses it
 //!
 //! 1. Once per process: `Sandbox::new(config, PRELUDE)`.
-//! 2. Per run: restore the base snapshot, install a sandbox policy that calls
-//!    [`RunBudgets::on_host_call`] and [`OutputAccumulator::push`] (their errors' `to_string()` is the
-//!    refusal message the guest's call throws), evaluate [`BootContext::boot_script`] with
+//! 2. Per run: restore the base snapshot, install the run's [`RunLedger::policy`] (it calls
+//!    [`RunBudgets::on_host_call`] and [`OutputAccumulator::push`]; their errors' `to_string()` is the
+//!    refusal message the guest's call throws, and accepted output lives only in the ledger), evaluate [`BootContext::boot_script`] with
 //!    `eval_script` (a failure there is `runtime_unavailable`), then `eval_cell(code)`.
 //! 3. Per host call: [`decode_request`]; a [fatal](DecodeError::is_fatal) error fails the run with
 //!    `runtime_unavailable`, any other is delivered as [`DecodeError::reply`]; otherwise perform the
-//!    operation and deliver a [`Reply`] (`Reply::value` for results, `Reply::reject_sanitized` for
+//!    operation and deliver a [`Delivery`](codemode_sandbox::Delivery) (`Delivery::value` for results, `Delivery::reject_sanitized` for
 //!    host/tool failures), then call [`RunBudgets::on_delivered`].
 //! 4. Before suspending or draining more calls, check [`OutputAccumulator::limit_exceeded`]
 //!    (`output_limit_exceeded`); put [`OutputAccumulator::take_new`] in each result; decode a completed
@@ -75,31 +76,31 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub mod api_files;
+mod api_files;
 mod boot;
-pub mod budget;
+mod budget;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod json;
+mod json;
+mod policy;
 mod prelude;
-pub mod protocol;
+mod protocol;
 mod sanitize;
-pub mod scope;
+mod scope;
 
-pub use boot::{
-    BOOT_FUNCTION, BootContext, CellValue, CellValueError, MCP_SERVER_HELPERS, NAMESPACES_FUNCTION,
-    TOOLS_HELPERS, decode_cell_value, decode_cell_value_within,
-};
+pub use api_files::{ApiFile, ApiFileTable, ApiPathError, MAX_API_PATH_CHARS, normalize_api_path};
+pub use boot::{BootContext, CellValue, CellValueError, decode_cell_value, decode_cell_value_within};
 pub use budget::{
-    BudgetLimits, BudgetRefusal, OutputAccumulator, OutputKind, OutputRefusal, RunBudgets,
-    TRUNCATION_MARKER_PREFIX,
+    BudgetLimits, BudgetRefusal, OutputAccumulator, OutputRefusal, RunBudgets, TRUNCATION_MARKER_PREFIX,
 };
 pub use error::BridgeError;
-pub use prelude::{GUEST_GLOBALS, PRELUDE};
+pub use json::{JsonError, MAX_VALUE_DEPTH};
+pub use policy::{RunLedger, SharedLedger, lock};
+pub use prelude::PRELUDE;
 pub use protocol::{
-    DecodeError, DeliveryLimits, HostRequest, MAX_ARGUMENT_BYTES, PROTOCOL_VERSION, Reply, call_envelope,
-    decode_request,
+    DecodeError, DeliveryExt, DeliveryLimits, HostRequest, MAX_ARGUMENT_BYTES, PROTOCOL_VERSION,
+    call_envelope, decode_request,
 };
 pub use sanitize::{MAX_ERROR_CHARS, sanitize_error};
 pub use scope::{NamespaceTable, ResolvedCallable, SerializedNamespace, serialize_namespace};

@@ -5,16 +5,11 @@
 /// It relies on three private globals the sandbox installs before the prelude runs, captures them and
 /// deletes them from `globalThis`:
 /// - `__codemode_host_call(payload: string): Promise<any>` — starts a host call with a request (see
-///   [`crate::protocol`]); the promise settles with the host's [`crate::Reply`]; a policy refusal throws.
+///   [`crate::protocol`]); the promise settles with the host's [`codemode_sandbox::Delivery`]; a policy refusal throws.
 /// - `__codemode_output(kind: "text" | "json", payload: string): undefined` — emits output; a
 ///   refusal throws.
 /// - `__codemode_set_result_encoder(encode)` — the prelude passes its restricted JSON encoder: the
 ///   sandbox applies it to each cell's resolved value (see [`crate::decode_cell_value`]).
 ///
-/// It leaves the private global [`crate::BOOT_FUNCTION`] (called by the boot script, then gone).
+/// It leaves the private global `__codemode_boot` (called by the boot script, then gone).
 pub const PRELUDE: &str = include_str!("prelude.js");
-
-/// The guest globals the prelude's boot defines (non-writable, non-configurable), besides one global
-/// per visible namespace.
-pub const GUEST_GLOBALS: &[&str] =
-    &["ALL_TOOLS", "tools", "MCP", "API", "namespaces", "text", "json", "console", "yield_control"];

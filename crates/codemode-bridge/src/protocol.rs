@@ -22,11 +22,12 @@
 //! runtime turns into a `runtime_unavailable` failure; every other decode error is delivered back to
 //! the guest as a catchable `Error` ([`DecodeError::reply`]).
 //!
-//! A reply ([`Reply`]) either resolves the guest's promise with JSON text (parsed by the engine's
+//! A reply ([`Delivery`](codemode_sandbox::Delivery)) either resolves the guest's promise with JSON text (parsed by the engine's
 //! native JSON parser into plain data) or rejects it with a plain intrinsic `Error` carrying `message`
 //! and optionally `code`. What each op resolves with is listed on [`HostRequest`].
 
 use codemode_core::CodeModeErrorCode;
+use codemode_sandbox::Delivery;
 use serde_json::{Map, Value};
 
 use crate::json::{self, DecodeLimits, JsonError};
@@ -238,8 +239,8 @@ impl DecodeError {
     }
 
     /// The reply that rejects the guest's promise with this error (code `invalid_input`).
-    pub fn reply(&self) -> Reply {
-        Reply::reject(self.to_string(), Some("invalid_input"))
+    pub fn reply(&self) -> Delivery {
+        Delivery::reject(self.to_string(), Some("invalid_input"))
     }
 }
 
@@ -431,53 +432,50 @@ impl Default for DeliveryLimits {
     }
 }
 
-/// What the host delivers for one host call. The runtime maps it 1:1 onto the sandbox's delivery
-/// (`Resolve(json)` / `Reject { message, code }`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    /// Resolve the guest's promise with this JSON text.
-    Resolve(String),
-    /// Reject the guest's promise with a plain `Error`.
-    Reject {
-        /// `error.message`.
-        message: String,
-        /// `error.code`, when useful (e.g. `invalid_input`).
-        code: Option<String>,
-    },
-}
-
-impl Reply {
+/// The bridge's replies, built as the sandbox's [`Delivery`] (one type for what ends a host call):
+/// bring the trait into scope and write `Delivery::value(&v, &limits)`, `Delivery::reject(..)`.
+pub trait DeliveryExt: Sized {
     /// Resolve with `value`, replacing a value whose JSON text exceeds `limits.max_result_bytes` by
     /// a placeholder object `{ "truncated": true, "bytes": <size of the JSON text>, "preview":
     /// <its first preview_chars characters> }`. A large result is never cut silently: the guest sees
     /// a value that says what happened and can choose a narrower call.
-    pub fn value(value: &Value, limits: &DeliveryLimits) -> Reply {
+    fn value(value: &Value, limits: &DeliveryLimits) -> Self;
+
+    /// Resolve with `null` (e.g. a `yield` continued by `wait`).
+    fn null() -> Self;
+
+    /// Reject with a message (shown to the guest as is: sanitize host messages first with
+    /// [`crate::sanitize_error`]).
+    fn reject(message: impl Into<String>, code: Option<&str>) -> Self;
+
+    /// Reject with a host or tool failure, passed through [`crate::sanitize_error`].
+    fn reject_sanitized(message: &str, code: Option<&str>) -> Self;
+}
+
+impl DeliveryExt for Delivery {
+    fn value(value: &Value, limits: &DeliveryLimits) -> Delivery {
         let text = value.to_string();
         if text.len() <= limits.max_result_bytes {
-            return Reply::Resolve(text);
+            return Delivery::Resolve(text);
         }
         let preview = match text.char_indices().nth(limits.preview_chars) {
             Some((i, _)) => &text[..i],
             None => &text[..],
         };
         let placeholder = serde_json::json!({ "truncated": true, "bytes": text.len(), "preview": preview });
-        Reply::Resolve(placeholder.to_string())
+        Delivery::Resolve(placeholder.to_string())
     }
 
-    /// Resolve with `null` (e.g. a `yield` continued by `wait`).
-    pub fn null() -> Reply {
-        Reply::Resolve("null".into())
+    fn null() -> Delivery {
+        Delivery::Resolve("null".into())
     }
 
-    /// Reject with a message (shown to the guest as is: sanitize host messages first with
-    /// [`crate::sanitize_error`]).
-    pub fn reject(message: impl Into<String>, code: Option<&str>) -> Reply {
-        Reply::Reject { message: message.into(), code: code.map(str::to_owned) }
+    fn reject(message: impl Into<String>, code: Option<&str>) -> Delivery {
+        Delivery::Reject { message: message.into(), code: code.map(str::to_owned) }
     }
 
-    /// Reject with a host or tool failure, passed through [`crate::sanitize_error`].
-    pub fn reject_sanitized(message: &str, code: Option<&str>) -> Reply {
-        Reply::reject(crate::sanitize_error(message), code)
+    fn reject_sanitized(message: &str, code: Option<&str>) -> Delivery {
+        Delivery::reject(crate::sanitize_error(message), code)
     }
 }
 
@@ -552,7 +550,7 @@ mod tests {
             assert!(!e.is_fatal());
             assert_eq!(e.fatal_code(), None);
             assert!(e.to_string().contains(needle), "{payload}: {e}");
-            let Reply::Reject { code, .. } = e.reply() else { panic!() };
+            let Delivery::Reject { code, .. } = e.reply() else { panic!() };
             assert_eq!(code.as_deref(), Some("invalid_input"));
         }
     }
@@ -572,14 +570,14 @@ mod tests {
     fn oversized_results_become_a_placeholder() {
         let limits = DeliveryLimits { max_result_bytes: 20, preview_chars: 5 };
         let fits = json!("0123456789abcdef12"); // 20 bytes of JSON text
-        assert_eq!(Reply::value(&fits, &limits), Reply::Resolve("\"0123456789abcdef12\"".into()));
+        assert_eq!(Delivery::value(&fits, &limits), Delivery::Resolve("\"0123456789abcdef12\"".into()));
         let over = json!("0123456789abcdef123");
-        let Reply::Resolve(text) = Reply::value(&over, &limits) else { panic!() };
+        let Delivery::Resolve(text) = Delivery::value(&over, &limits) else { panic!() };
         let placeholder: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(placeholder, json!({ "truncated": true, "bytes": 21, "preview": "\"0123" }));
         // The preview never splits a character.
         let wide = json!("ééééééééééééééééééé");
-        let Reply::Resolve(text) = Reply::value(&wide, &limits) else { panic!() };
+        let Delivery::Resolve(text) = Delivery::value(&wide, &limits) else { panic!() };
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["preview"], "\"éééé");
     }
 }

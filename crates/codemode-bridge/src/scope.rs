@@ -25,7 +25,7 @@
 //! # Rules
 //!
 //! Rejected: a `globalName` that is not an identifier ([`ident::is_identifier`]), a Code Mode global
-//! ([`RESERVED_GLOBALS`], `globalThis`) or a private prefix ([`PRIVATE_PREFIXES`]); object keys that are
+//! ([`RESERVED_GLOBALS`], `globalThis`) or a private prefix ([`PRIVATE_PREFIXES`](codemode_core::guest::PRIVATE_PREFIXES)); object keys that are
 //! `__proto__`, `constructor`, `prototype`, empty, or contain [`PATH_SEPARATOR`]; duplicate keys;
 //! markers whose tool is not in `requiredToolNames`; a root that is not an object; nesting deeper
 //! than [`MAX_VALUE_DEPTH`]. Raw functions and cycles cannot be expressed by [`ScopeValue`] at all.
@@ -34,10 +34,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use codemode_core::guest::{RESERVED_GLOBALS, is_private};
 use codemode_core::ident;
-use codemode_core::namespace::{
-    NamespaceRegistration, PATH_SEPARATOR, PRIVATE_PREFIXES, RESERVED_GLOBALS, ScopeValue, ToolMarker,
-};
+use codemode_core::namespace::{NamespaceRegistration, PATH_SEPARATOR, ScopeValue, ToolMarker};
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;
@@ -116,7 +115,7 @@ pub fn check_global_name(id: &str, name: &str) -> Result<(), BridgeError> {
         Some("not a JavaScript identifier")
     } else if RESERVED_GLOBALS.contains(&name) || name == "globalThis" {
         Some("collides with a built-in Code Mode global")
-    } else if PRIVATE_PREFIXES.iter().any(|p| name.starts_with(p)) {
+    } else if is_private(name) {
         Some("uses a private prefix")
     } else {
         None

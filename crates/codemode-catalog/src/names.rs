@@ -10,11 +10,12 @@
 //! 2. a name with no ASCII letter or digit left gets no safe name;
 //! 3. a name starting with an ASCII digit is prefixed with `t_` (`2fa` -> `t_2fa`);
 //! 4. the result is refused (no safe name) when it is one of the helper names `search`,
-//!    `describe`, `call`, `callValue`; a JavaScript reserved word (per
+//!    `describe`, `call`, `callValue` ([`TOOLS_HELPERS`]); a JavaScript reserved word (per
 //!    [`codemode_core::ident::RESERVED_WORDS`], which includes `__proto__`, `constructor` and
 //!    `prototype`); an `Object.prototype` member (`toString`, `valueOf`, `hasOwnProperty`, ...) or
-//!    `then` (installing it would make `tools` a thenable); a Code Mode global
-//!    ([`RESERVED_GLOBALS`]); or when it starts with a private prefix ([`PRIVATE_PREFIXES`]);
+//!    `then` ([`OBJECT_MEMBER_NAMES`]) (installing it would make `tools` a thenable); a Code Mode global
+//!    ([`RESERVED_GLOBALS`]); or when it starts with a private prefix
+//!    ([`PRIVATE_PREFIXES`](codemode_core::guest::PRIVATE_PREFIXES));
 //! 5. when two or more guest-visible entries map to the same safe name, none of them gets it (the
 //!    guest calls them with `tools.call(id, input)`).
 //!
@@ -23,27 +24,8 @@
 
 use std::collections::BTreeMap;
 
+use codemode_core::guest::{OBJECT_MEMBER_NAMES, RESERVED_GLOBALS, TOOLS_HELPERS, is_private};
 use codemode_core::ident::{is_identifier_part, is_reserved_word};
-use codemode_core::namespace::{PRIVATE_PREFIXES, RESERVED_GLOBALS};
-
-/// The catalog helpers on `tools` that a convenience name may never replace.
-pub const HELPER_NAMES: &[&str] = &["search", "describe", "call", "callValue"];
-
-/// `Object.prototype` members (and `then`) that a convenience function must not shadow.
-pub const OBJECT_MEMBER_NAMES: &[&str] = &[
-    "__defineGetter__",
-    "__defineSetter__",
-    "__lookupGetter__",
-    "__lookupSetter__",
-    "hasOwnProperty",
-    "isPrototypeOf",
-    "propertyIsEnumerable",
-    "then",
-    "toJSON",
-    "toLocaleString",
-    "toString",
-    "valueOf",
-];
 
 /// Why a normalized name is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +33,7 @@ pub const OBJECT_MEMBER_NAMES: &[&str] = &[
 pub enum RefusedName {
     /// Nothing usable is left after normalization.
     Empty,
-    /// One of [`HELPER_NAMES`].
+    /// One of [`TOOLS_HELPERS`].
     Helper,
     /// A JavaScript reserved word.
     ReservedWord,
@@ -103,7 +85,7 @@ pub fn safe_tool_name(name: &str) -> Result<String, RefusedName> {
     if !normalized.chars().any(|c| c.is_ascii_alphanumeric()) {
         return Err(RefusedName::Empty);
     }
-    if HELPER_NAMES.contains(&normalized.as_str()) {
+    if TOOLS_HELPERS.contains(&normalized.as_str()) {
         return Err(RefusedName::Helper);
     }
     if is_reserved_word(&normalized) {
@@ -115,7 +97,7 @@ pub fn safe_tool_name(name: &str) -> Result<String, RefusedName> {
     if RESERVED_GLOBALS.contains(&normalized.as_str()) {
         return Err(RefusedName::CodeModeGlobal);
     }
-    if PRIVATE_PREFIXES.iter().any(|p| normalized.starts_with(p)) {
+    if is_private(&normalized) {
         return Err(RefusedName::PrivatePrefix);
     }
     Ok(normalized)

@@ -34,8 +34,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use codemode_core::guest::{RESERVED_GLOBALS, is_private};
 use codemode_core::ident::is_identifier;
-use codemode_core::namespace::{PATH_SEPARATOR, PRIVATE_PREFIXES, RESERVED_GLOBALS};
+use codemode_core::namespace::PATH_SEPARATOR;
 use codemode_core::{NamespaceContext, NamespaceRegistration, ScopeValue, ToolMarker, ToolOrigin};
 
 use crate::catalog::{Catalog, shorten};
@@ -347,7 +348,7 @@ fn validate_registration(plugin_id: &str, r: &NamespaceRegistration) -> Result<(
     let global = &r.global_name;
     let reserved =
         |reason| NamespaceError::ReservedGlobalName { id: id.clone(), global_name: global.clone(), reason };
-    if PRIVATE_PREFIXES.iter().any(|p| global.starts_with(p)) {
+    if is_private(global) {
         return Err(reserved("private prefix"));
     }
     if !is_identifier(global) {

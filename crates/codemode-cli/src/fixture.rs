@@ -281,7 +281,7 @@ pub struct FixturePrompt {
 #[non_exhaustive]
 pub struct InlineMcpServer {
     /// The server's metadata as `tools/list` would report it.
-    pub server: codemode_mcp::McpServer,
+    pub server: codemode::McpServer,
     /// Behavior per tool name.
     pub behaviors: BTreeMap<String, Behavior>,
     /// Resources.
@@ -491,7 +491,7 @@ impl FixtureCatalog {
     }
 
     /// The inline MCP servers' metadata (visible ones: denied tools removed).
-    pub fn inline_mcp_servers(&self) -> Vec<codemode_mcp::McpServer> {
+    pub fn inline_mcp_servers(&self) -> Vec<codemode::McpServer> {
         self.mcp_servers
             .iter()
             .filter_map(|s| match s {
@@ -543,10 +543,7 @@ impl<'a> Obj<'a> {
 
     fn only(&self, allowed: &[&str]) -> Result<(), Invalid> {
         match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(key) => Err((
-                self.child(key),
-                format!("unknown field {key:?}; allowed fields: {}", allowed.join(", ")),
-            )),
+            Some(key) => Err((self.child(key), codemode_core::suggest::unknown_key(key, allowed))),
             None => Ok(()),
         }
     }
@@ -918,7 +915,7 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
         None => Behavior::Unscripted,
         Some(b) => parse_behavior(b, obj.child("behavior"), true)?,
     };
-    let mut server = codemode_mcp::McpServer::new(name, Vec::new());
+    let mut server = codemode::McpServer::new(name, Vec::new());
     if let Some(title) = obj.string("title")? {
         server = server.with_title(title);
     }
@@ -964,7 +961,7 @@ fn parse_server(name: &str, value: &Value, path: String, base: &Path) -> Result<
         if let Some(map) = raw.as_object_mut() {
             map.remove("behavior");
         }
-        if let Some(parsed) = codemode_mcp::McpTool::from_value_lossy(&raw) {
+        if let Some(parsed) = codemode::McpTool::from_value_lossy(&raw) {
             server.tools.push(parsed);
         }
     }

@@ -16,24 +16,33 @@ use serde_json::Value;
 const ROOT: &str = "tools.codeMode";
 
 /// A language a cell can be written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// Plain JavaScript, evaluated as written.
-    Javascript,
+    #[default]
+    JavaScript,
     /// TypeScript, type-stripped to JavaScript before evaluation.
-    Typescript,
+    TypeScript,
 }
 
 impl Language {
     /// Both languages, in the order the spec lists them.
-    pub const ALL: [Language; 2] = [Language::Javascript, Language::Typescript];
+    pub const ALL: [Language; 2] = [Language::JavaScript, Language::TypeScript];
 
     /// The wire name (`"javascript"` / `"typescript"`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Language::Javascript => "javascript",
-            Language::Typescript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+        }
+    }
+
+    /// The file name positions in a cell refer to: `user.js` or `user.ts`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Language::JavaScript => "user.js",
+            Language::TypeScript => "user.ts",
         }
     }
 
@@ -181,10 +190,9 @@ impl CodeModeConfig {
         let mut config = CodeModeConfig::default();
         for key in object.keys() {
             if !KEYS.contains(&key.as_str()) {
-                let hint = closest(key, KEYS).map(|k| format!("did you mean `{k}`? ")).unwrap_or_default();
                 return Err(ConfigError::new(
                     format!("{ROOT}.{key}"),
-                    format!("unknown key; {hint}allowed keys are {}", KEYS.join(", ")),
+                    crate::suggest::unknown_key(key, KEYS),
                 ));
             }
         }
@@ -330,30 +338,4 @@ fn describe(value: &Value) -> String {
         Value::Object(_) => "object",
     };
     if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
-}
-
-/// The allowed key closest to `key`, if it is close enough to be a likely typo.
-fn closest<'a>(key: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    let lower = key.to_ascii_lowercase();
-    allowed
-        .iter()
-        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }

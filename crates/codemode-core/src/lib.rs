@@ -23,7 +23,7 @@
 //!
 //! let input = ExecInput::from_json(&json!({ "code": "return 1 + 1" })).unwrap();
 //! let cell = input.validate(&config).unwrap();
-//! assert_eq!(cell.language, Language::Javascript);
+//! assert_eq!(cell.language, Language::JavaScript);
 //! ```
 #![deny(missing_docs)]
 
@@ -35,9 +35,11 @@ struct ReadmeDoctests;
 pub mod config;
 #[doc(hidden)]
 pub mod fuzz;
+pub mod guest;
 pub mod hint;
 pub mod ident;
 pub mod namespace;
+pub mod suggest;
 pub mod tool;
 pub mod wire;
 

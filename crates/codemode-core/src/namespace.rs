@@ -172,13 +172,5 @@ impl fmt::Debug for NamespaceRegistration {
     }
 }
 
-/// Guest globals a namespace may never take, and the private prefix every internal global uses.
-pub const RESERVED_GLOBALS: &[&str] =
-    &["tools", "namespaces", "text", "json", "console", "yield_control", "MCP", "API", "ALL_TOOLS"];
-
-/// Prefix of internal guest globals (`__codemode*`); `__openclaw*` is reserved as well for
-/// compatibility with the spec's wording.
-pub const PRIVATE_PREFIXES: &[&str] = &["__codemode", "__openclaw"];
-
 /// The separator used in internal namespace paths (`Issues\u{1f}list`); a key containing it is unsafe.
 pub const PATH_SEPARATOR: char = '\u{1f}';

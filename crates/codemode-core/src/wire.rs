@@ -302,7 +302,7 @@ impl ExecInput {
             (Some(code), _) | (None, Some(code)) => code.to_owned(),
         };
         let language = match self.language.as_deref() {
-            None => Language::Javascript,
+            None => Language::JavaScript,
             Some(name) => Language::parse(name).ok_or_else(|| {
                 InputError::new(format!(
                     "exec: unsupported language {name:?}; use one of: {}.",

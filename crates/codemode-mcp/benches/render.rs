@@ -74,8 +74,8 @@ fn main() {
     measure("API.read(\"mcp/github.d.ts\")", 10_000, || {
         black_box(api.read(black_box("mcp/github.d.ts")).ok());
     });
-    measure("to_guest_json: all catalogs", 20, || {
-        black_box(api.to_guest_json());
+    measure("guest_table: all catalogs", 20, || {
+        black_box(api.guest_table());
     });
     let bytes: usize = api.files().map(|(_, c)| c.len()).sum();
     println!("\nfiles: {} totalling {bytes} bytes", api.files().count());

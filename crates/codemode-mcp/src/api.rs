@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use codemode_core::guest::{MCP_SERVER_MEMBERS, McpGuestServer, McpGuestTable};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{ApiPathError, McpApiError};
+use crate::error::McpApiError;
 use crate::model::{McpServer, McpTool};
-use crate::names::{NameTable, SERVER_MEMBER_NAMES};
-use crate::path::{MAX_PATH_BYTES, check_file_path, check_list_prefix};
+use crate::names::NameTable;
+use crate::path::{ApiPathError, check_file_path, check_list_prefix};
 use crate::render::{self, COMPACT_SUMMARY_MAX_CHARS, FileBudget};
 use crate::text::{first_sentence, plain_line};
 
@@ -273,7 +274,7 @@ impl McpApi {
         let mut total = 0usize;
         for (ident, name) in server_names.entries() {
             let Some(server) = first.get(name) else { continue };
-            let tools = NameTable::build(server.tools.iter().map(|t| t.name.as_str()), SERVER_MEMBER_NAMES);
+            let tools = NameTable::build(server.tools.iter().map(|t| t.name.as_str()), MCP_SERVER_MEMBERS);
             let path = format!("mcp/{ident}.d.ts");
             let budget = FileBudget {
                 max_file_bytes: options.max_server_file_bytes,
@@ -444,33 +445,23 @@ impl McpApi {
         Ok(header)
     }
 
-    /// The compact, serializable form the guest prelude injects: the files and the identifier
-    /// table. Shape (camelCase):
-    /// `{ version: 1, maxPathBytes, files: [{ path, bytes, content }], servers: [{ server,
-    /// serverName, path, hasResources, hasPrompts, tools: [{ tool, toolName, id }] }] }`.
-    pub fn to_guest_json(&self) -> Value {
-        let table = GuestApiTable {
-            version: 1,
-            max_path_bytes: MAX_PATH_BYTES,
-            files: self
-                .files
-                .iter()
-                .map(|(path, content)| GuestFile { path, bytes: content.len(), content })
-                .collect(),
-            servers: self
-                .servers
-                .iter()
-                .map(|e| GuestServer {
-                    server: &e.ident,
-                    server_name: &e.server.name,
-                    path: &e.path,
-                    has_resources: e.server.has_resources,
-                    has_prompts: e.server.has_prompts,
-                    tools: self.tool_refs(e),
-                })
-                .collect(),
-        };
-        serde_json::to_value(&table).unwrap_or(Value::Null)
+    /// The run's MCP guest table: every visible server with its tool identifiers and exact names,
+    /// and the `API` files, in order. Identifiers come from the [`NameTable`]s, which never produce
+    /// one the table refuses (the fuzz check holds every server and tool to it).
+    pub fn guest_table(&self) -> McpGuestTable {
+        let mut table = McpGuestTable::default();
+        for (path, content) in &self.files {
+            table.add_file(path.clone(), content.clone());
+        }
+        for e in &self.servers {
+            let Ok(server) = McpGuestServer::new(e.ident.clone(), e.server.name.clone()) else { continue };
+            let mut server = server.with_resources(e.server.has_resources).with_prompts(e.server.has_prompts);
+            for (tool, tool_name) in e.tools.entries() {
+                let _ = server.add_tool(tool, tool_name);
+            }
+            let _ = table.add_server(server);
+        }
+        table
     }
 
     /// The visible servers in order, as a model-facing list may show them (see
@@ -540,32 +531,4 @@ fn server_overview(entry: &ServerEntry, tools: usize, without_description: usize
 
 fn cut(text: &str) -> String {
     text.chars().take(120).collect()
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GuestApiTable<'a> {
-    version: u32,
-    max_path_bytes: usize,
-    files: Vec<GuestFile<'a>>,
-    servers: Vec<GuestServer<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GuestFile<'a> {
-    path: &'a str,
-    bytes: usize,
-    content: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct GuestServer<'a> {
-    server: &'a str,
-    server_name: &'a str,
-    path: &'a str,
-    has_resources: bool,
-    has_prompts: bool,
-    tools: Vec<McpToolRef>,
 }

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use crate::api::{HeaderOptions, INDEX_PATH, McpApi, McpApiOptions};
 use crate::error::McpApiError;
 use crate::model::{McpServer, McpTool};
-use crate::names::{DANGEROUS_NAMES, SERVER_MEMBER_NAMES};
+use codemode_core::guest::MCP_SERVER_MEMBERS;
+
+use crate::names::is_dangerous;
 use crate::path::check_file_path;
 
 /// Budgets of the second build in [`check_render`]: small, but above every fixed frame.
@@ -90,7 +92,7 @@ pub fn check_api(api: &McpApi, servers: &[McpServer], options: &McpApiOptions) {
     assert_eq!(table.len(), unique_servers.len(), "a server was dropped or invented");
     let mut server_idents = HashSet::new();
     for (ident, name) in table.entries() {
-        assert!(is_identifier(ident) && !DANGEROUS_NAMES.contains(&ident), "bad server identifier {ident:?}");
+        assert!(is_identifier(ident) && !is_dangerous(ident), "bad server identifier {ident:?}");
         assert!(server_idents.insert(ident), "server identifier {ident:?} is not unique");
         assert_eq!(table.ident(name), Some(ident));
         assert_eq!(table.name(ident), Some(name));
@@ -119,9 +121,7 @@ pub fn check_api(api: &McpApi, servers: &[McpServer], options: &McpApiOptions) {
         let mut idents = HashSet::new();
         for (ident, name) in tools.entries() {
             assert!(
-                is_identifier(ident)
-                    && !DANGEROUS_NAMES.contains(&ident)
-                    && !SERVER_MEMBER_NAMES.contains(&ident),
+                is_identifier(ident) && !is_dangerous(ident) && !MCP_SERVER_MEMBERS.contains(&ident),
                 "bad tool identifier {ident:?}"
             );
             assert!(idents.insert(ident), "tool identifier {ident:?} is not unique");
@@ -178,7 +178,19 @@ pub fn check_api(api: &McpApi, servers: &[McpServer], options: &McpApiOptions) {
             check_lexically(&header.declarations, &HashSet::from([ident]));
         }
     }
-    assert!(api.to_guest_json().is_object());
+    let table = api.guest_table();
+    assert_eq!(table.files().len(), api.files().len(), "every API file is in the guest table");
+    let summaries = api.server_summaries();
+    assert_eq!(table.servers().len(), summaries.len(), "every server is in the guest table");
+    for (server, summary) in table.servers().iter().zip(&summaries) {
+        assert_eq!(server.ident(), summary.ident);
+        assert_eq!(
+            server.tools().len(),
+            summary.tools,
+            "every tool of {} is in the guest table",
+            summary.ident
+        );
+    }
 }
 
 /// Smallest index budget honoured (the shared types and the frame).

@@ -9,8 +9,9 @@
 //! 2. Each name's *base* is [`to_camel_identifier`] of it (`chrome-devtools` -> `chromeDevtools`,
 //!    `create_issue` -> `createIssue`, `delete` -> `delete2`, `2fa` -> `_2fa`), cut to
 //!    [`MAX_IDENT_CHARS`] characters.
-//! 3. A base in [`DANGEROUS_NAMES`] (object-prototype members and `then`, which would make the
-//!    namespace object a thenable), or in the names the surrounding object already uses (`$api`,
+//! 3. A base in [`OBJECT_MEMBER_NAMES`] or [`FUNCTION_MEMBER_NAMES`] (object- and
+//!    function-prototype members guest code may reach through a namespace object, and `then`,
+//!    which would make the namespace object a thenable; see [`is_dangerous`]), or in the names the surrounding object already uses (`$api`,
 //!    `resources`, `prompts` inside a server namespace), gets the suffix `2`.
 //! 4. Names whose bases collide form a group. Every group first hands its base to one member: the
 //!    name that *is* its base if there is one (`createIssue` keeps `createIssue` against
@@ -20,39 +21,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use codemode_core::guest::{FUNCTION_MEMBER_NAMES, OBJECT_MEMBER_NAMES};
 use codemode_core::ident::to_camel_identifier;
 
 /// Longest identifier base, in characters (a collision suffix may add digits).
 pub const MAX_IDENT_CHARS: usize = 64;
-
-/// Identifiers never used as a server or tool identifier as they are (they get the suffix `2`):
-/// members of `Object.prototype` and `Function.prototype` that guest code may reach through a
-/// namespace object, and `then` (a `then` member would make the object a thenable, so `await` on
-/// it would call a tool). [`RESERVED_WORDS`](codemode_core::ident::RESERVED_WORDS) are handled
-/// by [`to_camel_identifier`] already.
-pub const DANGEROUS_NAMES: &[&str] = &[
-    "__defineGetter__",
-    "__defineSetter__",
-    "__lookupGetter__",
-    "__lookupSetter__",
-    "apply",
-    "bind",
-    "call",
-    "caller",
-    "hasOwnProperty",
-    "isPrototypeOf",
-    "length",
-    "name",
-    "propertyIsEnumerable",
-    "then",
-    "toJSON",
-    "toLocaleString",
-    "toString",
-    "valueOf",
-];
-
-/// Identifiers a server namespace uses itself: tools never take them.
-pub const SERVER_MEMBER_NAMES: &[&str] = &["$api", "prompts", "resources"];
 
 /// A bijection between the exact names of one level (servers, or the tools of one server) and
 /// their JavaScript identifiers.
@@ -177,8 +150,15 @@ pub fn base_ident(name: &str, taken: &[&str]) -> String {
         // Identifiers are ASCII, so byte length is character count.
         ident.truncate(MAX_IDENT_CHARS);
     }
-    if DANGEROUS_NAMES.contains(&ident.as_str()) || taken.contains(&ident.as_str()) {
+    if is_dangerous(&ident) || taken.contains(&ident.as_str()) {
         ident.push('2');
     }
     ident
+}
+
+/// Whether an identifier is one no server or tool takes as it is (rule 3): a member of
+/// `Object.prototype` or `Function.prototype` guest code may reach through a namespace object, or
+/// `then`. Reserved words are handled by [`to_camel_identifier`] already.
+pub fn is_dangerous(ident: &str) -> bool {
+    OBJECT_MEMBER_NAMES.contains(&ident) || FUNCTION_MEMBER_NAMES.contains(&ident)
 }

@@ -2,10 +2,13 @@
 //! operations side by side with the anchor, the npm package `quickjs-wasi` on Node, measured
 //! in the same invocation by `benches/anchor/anchor.mjs` (installed with npm into the target
 //! dir on first run). Set `CODEMODE_BENCH_NO_ANCHOR=1` to skip the anchor, `BENCH_ITERS=n`
-//! to change the iteration count.
+//! to change the iteration count; `-- --write` (or `CODEMODE_BENCHMARKS_MD=<path>`, as `cargo
+//! xtask bench` sets) rewrites the `sandbox` table of `BENCHMARKS.md`.
 
 #[path = "anchor/run.rs"]
 mod anchor;
+#[path = "../../codemode-core/benches/support/tables.rs"]
+mod tables;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -152,21 +155,35 @@ fn real_main() {
         ("bridge_round_trip", "< 10 us"),
     ]
     .into();
-    println!(
-        "| operation | codemode median (min) | quickjs-wasi median (min) | ratio (anchor / codemode) | target |"
+    let mut table = tables::Table::new(
+        "sandbox",
+        "Sandbox",
+        &[
+            "operation",
+            "codemode median (min)",
+            "quickjs-wasi median (min)",
+            "ratio (anchor / codemode)",
+            "target",
+        ],
     );
-    println!("|---|---|---|---|---|");
     for r in &rows {
         let a = anchor.as_ref().ok().and_then(|a| a.get(r.name));
         let ours = format!("{:.1} µs ({:.1})", r.median_us, r.min_us);
         let theirs = a.map_or("n/a".to_owned(), |a| format!("{:.1} µs ({:.1})", a.median_us, a.min_us));
         let ratio = a.map_or("n/a".to_owned(), |a| format!("{:.1}x", a.median_us / r.median_us));
-        println!("| {} | {ours} | {theirs} | {ratio} | {} |", r.name, targets.get(r.name).unwrap_or(&""));
+        let target = targets.get(r.name).unwrap_or(&"").to_string();
+        table.row(vec![r.name.to_owned(), ours, theirs, ratio, target]);
         if let Some(b) = r.bytes {
             let ab = a.and_then(|a| a.bytes);
             let ratio = ab.map_or("n/a".to_owned(), |ab| format!("{:.1}x", ab as f64 / b as f64));
             let theirs = ab.map_or("n/a".to_owned(), |ab| format!("{ab} B"));
-            println!("| snapshot stored bytes | {b} B | {theirs} | {ratio} | >= 20x smaller |");
+            let name = if r.name == "snapshot" {
+                "snapshot stored bytes".to_owned()
+            } else {
+                format!("{} stored bytes", r.name)
+            };
+            table.row(vec![name, format!("{b} B"), theirs, ratio, ">= 20x smaller".into()]);
         }
     }
+    tables::publish(&[table]);
 }

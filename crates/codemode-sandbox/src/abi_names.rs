@@ -1,6 +1,7 @@
-//! The names of the guest's ABI: its imports and the exports the host calls. A file of its own,
-//! with no dependencies, so that `cargo xtask guest` (which checks the built module against it)
-//! includes the same lists with `#[path]` instead of keeping copies.
+//! The names of the guest's ABI: its imports, the exports the host calls and the status codes
+//! they return. A file of its own, with no dependencies, so that the guest (which returns the
+//! codes) and `cargo xtask guest` (which checks the built module against the lists) include it
+//! with `#[path]` instead of keeping copies.
 
 /// The guest's imports `(module, name)`; the linker defines exactly these, and `cargo xtask
 /// guest` refuses a built module whose imports differ.
@@ -35,3 +36,19 @@ pub const GUEST_EXPORTS: [&str; 12] = [
     "cm_result_len",
     "cm_heap_used",
 ];
+
+/// Status codes returned by `cm_eval_cell`, `cm_eval_script` and `cm_run_jobs`.
+pub mod status {
+    /// No cell is running (none started, or the last one finished and was reported).
+    pub const IDLE: i32 = 0;
+    /// The cell awaits host calls.
+    pub const PENDING: i32 = 1;
+    /// Completed; the result buffer holds the value as JSON.
+    pub const COMPLETED: i32 = 2;
+    /// Failed; the result buffer holds the error record.
+    pub const FAILED: i32 = 3;
+    /// Completed with `undefined` or a value JSON cannot represent (function, symbol).
+    pub const COMPLETED_UNDEFINED: i32 = 4;
+    /// An internal failure of the guest itself (message in the result buffer).
+    pub const INTERNAL: i32 = -1;
+}

@@ -11,6 +11,10 @@ pub enum SandboxError {
     /// The wall-clock deadline passed while guest code was running. The VM is terminated.
     #[error("the run exceeded its time limit")]
     Timeout,
+    /// The step was stopped through the VM's [`crate::InterruptHandle`] (the host cancelled the
+    /// run). The VM is terminated.
+    #[error("the run was interrupted")]
+    Interrupted,
     /// Linear memory could not grow within the configured cap while the guest was outside
     /// QuickJS's own accounting (QuickJS itself raises a catchable `InternalError: out of memory`
     /// first). The VM is terminated.

@@ -14,7 +14,8 @@
 //!    cell that nests deeper than [`MAX_NESTING`] levels (brackets, operators and nested
 //!    statements each count; flat code of any length stays far below it), so parsing and the
 //!    checks below never need more than [`PREPARE_STACK_BYTES`] of stack. [`strip`] runs them on
-//!    a stack segment of that size when the calling thread has less left.
+//!    a stack segment of that size when the calling thread has less left (a cell within 64
+//!    levels needs only 1 MiB, which an async worker's own stack has).
 //! 3. **Parsing** with [oxc](https://oxc.rs) as JavaScript or TypeScript. Syntax errors become
 //!    diagnostics with a line, a column and a code frame; a TypeScript cell with a syntax error
 //!    never reaches the sandbox. Where oxc groups a TypeScript expression differently from `tsc`
@@ -74,6 +75,7 @@ mod diagnostic;
 mod enums;
 mod module_check;
 mod nesting;
+mod operands;
 mod regroup;
 mod rewrite;
 mod shell;
@@ -106,26 +108,8 @@ pub const WRAPPER_SUFFIX: &str = "\n})()";
 /// At most this many diagnostics are reported for one cell.
 pub const MAX_DIAGNOSTICS: usize = 8;
 
-/// The language of a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Language {
-    /// JavaScript: parsed for the checks, returned unchanged.
-    #[default]
-    JavaScript,
-    /// TypeScript: parsed, checked and stripped of types.
-    TypeScript,
-}
-
-impl Language {
-    /// The file name positions refer to: `user.js` or `user.ts`.
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Language::JavaScript => "user.js",
-            Language::TypeScript => "user.ts",
-        }
-    }
-}
+/// The language of a cell (the vocabulary's, so a cell's `language` needs no mapping).
+pub use codemode_core::Language;
 
 /// Options for [`strip`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -251,12 +235,34 @@ commands: there is no shell, filesystem or network here. Use the catalog instead
 /// the deepest kind of nesting at the bound (template literals, then brackets and TypeScript type
 /// arguments) was measured at under 2 MiB in an unoptimized build, under 2 KiB per level. A
 /// thread that prepares cells should have this much; [`strip`] and [`check_module_syntax`] switch
-/// to a stack segment of this size when less is left.
+/// to a stack segment of this size when less is left, unless the cell is shallow (within 64
+/// levels: then 1 MiB of stack is enough and the calling thread's own stack is used).
 pub const PREPARE_STACK_BYTES: usize = 32 << 20;
 
 /// Runs `f` with at least [`PREPARE_STACK_BYTES`] of stack.
 fn with_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(PREPARE_STACK_BYTES, PREPARE_STACK_BYTES, f)
+}
+
+/// Nesting within which a cell counts as shallow (see [`SHALLOW_STACK_BYTES`]).
+const SHALLOW_NESTING: u32 = 64;
+
+/// Stack that parsing and checking a cell within [`SHALLOW_NESTING`] levels may need: 64 levels at
+/// under 2 KiB each (the measured bound, see [`PREPARE_STACK_BYTES`]) is 128 KiB; this is 8 times
+/// that. A shallow cell (nearly every cell) runs on the calling thread's own stack when this much
+/// is left (an async worker's 2 MiB stack has it), instead of a fresh 32 MiB segment mapped,
+/// faulted in and unmapped for every call.
+const SHALLOW_STACK_BYTES: usize = 1 << 20;
+
+/// Runs `f` (the parse and checks of `source`, already known to be within [`MAX_NESTING`]) with
+/// the stack its nesting can need: [`SHALLOW_STACK_BYTES`] for a shallow cell, else
+/// [`PREPARE_STACK_BYTES`].
+fn with_stack_for<R>(source: &str, language: Language, f: impl FnOnce() -> R) -> R {
+    if nesting::too_deep_with(source, language, SHALLOW_NESTING).is_none() {
+        stacker::maybe_grow(SHALLOW_STACK_BYTES, PREPARE_STACK_BYTES, f)
+    } else {
+        with_stack(f)
+    }
 }
 
 fn too_deep_diagnostic(source: &str, offset: u32) -> Diagnostic {
@@ -282,7 +288,7 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
     if let Some(at) = nesting::too_deep(source, language) {
         return StripReturn::failed(language, vec![too_deep_diagnostic(source, at)]);
     }
-    with_stack(|| strip_bounded(source, language))
+    with_stack_for(source, language, || strip_bounded(source, language))
 }
 
 /// [`strip`] past the shell and nesting checks.
@@ -425,7 +431,7 @@ pub fn check_module_syntax(source: &str, language: Language) -> Vec<Diagnostic> 
     if let Some(at) = nesting::too_deep(source, language) {
         return vec![too_deep_diagnostic(source, at)];
     }
-    with_stack(|| module_syntax_bounded(source, language))
+    with_stack_for(source, language, || module_syntax_bounded(source, language))
 }
 
 fn module_syntax_bounded(source: &str, language: Language) -> Vec<Diagnostic> {

@@ -17,6 +17,7 @@ use oxc::syntax::operator::LogicalOperator;
 use oxc::syntax::precedence::{GetPrecedence, Precedence};
 
 use crate::enums::{Bindings, Scopes};
+use crate::operands::{OperandOf, erased, is_type_wrapper, key_start, mixes_coalesce, precedence};
 
 use crate::module_check::{Finding, is_type_only};
 use crate::rewrite::{Edit, EditKind};
@@ -670,68 +671,4 @@ impl<'a> Visit<'a> for Stripper<'_> {
         }
         walk::walk_arrow_function_expression(self, it);
     }
-}
-
-/// The kind of operator an operand belongs to, for the `??`-mixing rule.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OperandOf {
-    Coalesce,
-    AndOr,
-    Other,
-}
-
-/// `x as T`, `x satisfies T`, `<T>x`, `x!`: erased down to `x`.
-fn is_type_wrapper(e: &Expression<'_>) -> bool {
-    matches!(
-        e,
-        Expression::TSAsExpression(_)
-            | Expression::TSSatisfiesExpression(_)
-            | Expression::TSTypeAssertion(_)
-            | Expression::TSNonNullExpression(_)
-    )
-}
-
-/// The expression left after erasing type wrappers.
-fn erased<'b, 'a>(mut e: &'b Expression<'a>) -> &'b Expression<'a> {
-    loop {
-        e = match e {
-            Expression::TSAsExpression(x) => &x.expression,
-            Expression::TSSatisfiesExpression(x) => &x.expression,
-            Expression::TSTypeAssertion(x) => &x.expression,
-            Expression::TSNonNullExpression(x) => &x.expression,
-            _ => return e,
-        };
-    }
-}
-
-/// The precedence of an operator expression; `None` for primary and member-level expressions.
-fn precedence(e: &Expression<'_>) -> Option<Precedence> {
-    Some(match e {
-        Expression::SequenceExpression(_) => Precedence::Comma,
-        Expression::YieldExpression(_) => Precedence::Yield,
-        Expression::AssignmentExpression(_) | Expression::ArrowFunctionExpression(_) => Precedence::Assign,
-        Expression::ConditionalExpression(_) => Precedence::Conditional,
-        Expression::LogicalExpression(l) => l.operator.precedence(),
-        Expression::BinaryExpression(b) => b.operator.precedence(),
-        Expression::UnaryExpression(_) | Expression::AwaitExpression(_) => Precedence::Prefix,
-        Expression::UpdateExpression(_) => Precedence::Postfix,
-        _ => return None,
-    })
-}
-
-/// `a ?? b` next to `||`/`&&` (or the reverse) needs parentheses in JavaScript.
-fn mixes_coalesce(inner: &Expression<'_>, outer: OperandOf) -> bool {
-    match inner {
-        Expression::LogicalExpression(l) => {
-            let coalesce = l.operator == LogicalOperator::Coalesce;
-            (coalesce && outer == OperandOf::AndOr) || (!coalesce && outer == OperandOf::Coalesce)
-        }
-        _ => false,
-    }
-}
-
-/// Where the key of a class member starts (the `[` of a computed key).
-fn key_start(key: &PropertyKey<'_>, computed: bool, source: &str) -> u32 {
-    let start = key.span().start;
-    if computed { source[..start as usize].rfind('[').map_or(start, |i| i as u32) } else { start }
 }

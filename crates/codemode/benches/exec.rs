@@ -1,23 +1,27 @@
 //! End-to-end `exec` latency: a trivial cell (back to back, and paced like model turns), 10
 //! sequential and 10 parallel nested calls, and a trivial cell with the 16 public MCP catalogs (677
-//! tools) behind `MCP`. The anchor, the npm package `quickjs-wasi` on Node (create + eval `1+1` +
+//! tools) behind `MCP`; each on the dedicated VM thread (the default) and on the calling thread
+//! (`GuestThread::Caller`). The anchor, the npm package `quickjs-wasi` on Node (create + eval `1+1` +
 //! dispose), runs in the same invocation (`../codemode-sandbox/benches/anchor`, installed with npm
 //! into the target dir on first run; `CODEMODE_BENCH_NO_ANCHOR=1` skips it).
 //!
-//! Run with `cargo bench -p codemode --bench exec`. Prints min/median per case and, with
-//! `CODEMODE_BENCH_WRITE=1`, rewrites the table of the `## Runtime` section of `/work/main/BENCHMARKS.md`
-//! (or the file named by `CODEMODE_BENCHMARKS_MD`), keeping the notes below it.
+//! Run with `cargo bench -p codemode --bench exec`. Prints min/median per case; with `-- --write`
+//! (or `CODEMODE_BENCHMARKS_MD=<path>`, as `cargo xtask bench` sets) it rewrites the `exec` table of
+//! `BENCHMARKS.md` (see `codemode-core/benches/support/tables.rs`). `BENCH_ITERS=n` changes the
+//! iteration count (200), `BENCH_FILTER=text` runs only the cases whose name contains it.
 
 #[path = "../../codemode-sandbox/benches/anchor/run.rs"]
 mod anchor;
+#[path = "../../codemode-core/benches/support/tables.rs"]
+mod tables;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use codemode::{
-    CodeMode, CodeModeConfig, ExecInput, McpServer, McpTool, NestedCall, RunScope, ToolError, ToolHost,
-    ToolOutcome, ToolSpec,
+    CodeMode, CodeModeConfig, ExecInput, GuestThread, McpServer, McpTool, NestedCall, RunScope, ToolError,
+    ToolHost, ToolOutcome, ToolSpec,
 };
 
 struct Echo;
@@ -29,50 +33,60 @@ impl ToolHost for Echo {
     }
 }
 
-const ITERATIONS: usize = 200;
+/// Iterations per case (`BENCH_ITERS` overrides).
+fn iterations() -> usize {
+    std::env::var("BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
+}
+
+fn runtime_with(thread: GuestThread, tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
+    CodeMode::builder(CodeModeConfig::enabled())
+        .tools(tools)
+        .mcp_servers(servers)
+        .host(Arc::new(Echo))
+        .namespaces(codemode::NamespaceRegistry::new())
+        .guest_thread(thread)
+        .build()
+        .unwrap()
+}
+
+const TRIVIAL: &str = "return 1 + 1;";
 
 fn main() {
+    let iterations = iterations();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cm = CodeMode::builder(CodeModeConfig::enabled())
-        .tools(vec![ToolSpec::core("echo")])
-        .host(Arc::new(Echo))
-        .namespaces(codemode::NamespaceRegistry::new())
-        .build()
-        .unwrap();
-    let scope = RunScope::new("bench", "bench");
-    let cases = [
-        ("trivial cell (`return 1 + 1`)", "return 1 + 1;"),
-        (
-            "10 sequential nested calls",
-            "let n = 0; for (let i = 0; i < 10; i++) { n += (await tools.echo({ i })).i; } return n;",
-        ),
-        (
-            "10 parallel nested calls",
-            "const r = await Promise.all([0,1,2,3,4,5,6,7,8,9].map((i) => tools.echo({ i }))); return r.length;",
-        ),
-    ];
+    let small = || vec![ToolSpec::core("echo")];
     // The 16 public MCP catalogs (677 tools) behind `MCP`, plus the host tool: what a gateway in
     // front of many servers boots for every run.
-    let big = CodeMode::builder(CodeModeConfig::enabled())
-        .tools(public_mcp_servers().iter().flat_map(|s| s.tool_specs()).chain([ToolSpec::core("echo")]))
-        .mcp_servers(public_mcp_servers())
-        .host(Arc::new(Echo))
-        .namespaces(codemode::NamespaceRegistry::new())
-        .build()
-        .unwrap();
+    let big =
+        || public_mcp_servers().iter().flat_map(|s| s.tool_specs()).chain([ToolSpec::core("echo")]).collect();
+    let cm = runtime_with(GuestThread::Dedicated, small(), Vec::new());
+    let cm_caller = runtime_with(GuestThread::Caller, small(), Vec::new());
+    let big_cm = runtime_with(GuestThread::Dedicated, big(), public_mcp_servers());
+    let big_caller = runtime_with(GuestThread::Caller, big(), public_mcp_servers());
+    let scope = RunScope::new("bench", "bench");
+    let sequential =
+        "let n = 0; for (let i = 0; i < 10; i++) { n += (await tools.echo({ i })).i; } return n;";
+    let parallel =
+        "const r = await Promise.all([0,1,2,3,4,5,6,7,8,9].map((i) => tools.echo({ i }))); return r.length;";
     // (name, runtime, code, pause between runs: VM threads prepare the next VM while idle, as they
     // would between model turns).
     let paced = Duration::from_millis(2);
-    let runs: Vec<(&str, &CodeMode, &str, Duration)> = cases
-        .iter()
-        .map(|(name, code)| (*name, &cm, *code, Duration::ZERO))
-        .chain([
-            ("trivial cell, paced 2 ms apart", &cm, "return 1 + 1;", paced),
-            ("trivial cell, 677 MCP tools in the catalog", &big, "return 1 + 1;", Duration::ZERO),
-            ("trivial cell, 677 MCP tools, paced 2 ms apart", &big, "return 1 + 1;", paced),
-        ])
-        .collect();
-    let anchor = anchor::run(&anchor::source_dir(), ITERATIONS);
+    let zero = Duration::ZERO;
+    let runs: Vec<(&str, &CodeMode, &str, Duration)> = vec![
+        ("trivial cell (`return 1 + 1`)", &cm, TRIVIAL, zero),
+        ("10 sequential nested calls", &cm, sequential, zero),
+        ("10 parallel nested calls", &cm, parallel, zero),
+        ("trivial cell, paced 2 ms apart", &cm, TRIVIAL, paced),
+        ("trivial cell, 677 MCP tools in the catalog", &big_cm, TRIVIAL, zero),
+        ("trivial cell, 677 MCP tools, paced 2 ms apart", &big_cm, TRIVIAL, paced),
+        ("trivial cell, on the calling thread", &cm_caller, TRIVIAL, zero),
+        ("trivial cell, on the calling thread, paced 2 ms apart", &cm_caller, TRIVIAL, paced),
+        ("10 sequential nested calls, on the calling thread", &cm_caller, sequential, zero),
+        ("10 parallel nested calls, on the calling thread", &cm_caller, parallel, zero),
+        ("trivial cell, 677 MCP tools, on the calling thread", &big_caller, TRIVIAL, zero),
+        ("trivial cell, 677 MCP tools, on the calling thread, paced 2 ms apart", &big_caller, TRIVIAL, paced),
+    ];
+    let anchor = anchor::run(&anchor::source_dir(), iterations);
     let anchor_median = match &anchor {
         Ok(rows) => rows.get("start_eval_teardown").map(|r| r.median_us),
         Err(e) => {
@@ -83,10 +97,13 @@ fn main() {
     if let Some(a) = anchor_median {
         println!("anchor: quickjs-wasi create + eval `1+1` + dispose, median {a:.1} µs");
     }
-    let mut rows = Vec::new();
-    for (name, cm, code, pause) in runs {
-        let mut samples: Vec<Duration> = Vec::with_capacity(ITERATIONS);
-        for i in 0..ITERATIONS + 10 {
+    let mut table =
+        tables::Table::new("exec", "Runtime", &["case", "min µs", "median µs", "anchor / codemode (median)"]);
+    // `BENCH_FILTER=<text>`: only the cases whose name contains it.
+    let filter = std::env::var("BENCH_FILTER").unwrap_or_default();
+    for (name, cm, code, pause) in runs.into_iter().filter(|(name, ..)| name.contains(filter.as_str())) {
+        let mut samples: Vec<Duration> = Vec::with_capacity(iterations);
+        for i in 0..iterations + 10 {
             std::thread::sleep(pause);
             let started = Instant::now();
             let result = runtime.block_on(cm.exec(&scope, ExecInput::code(code)));
@@ -99,25 +116,30 @@ fn main() {
         samples.sort();
         let (min, median) = (samples[0], samples[samples.len() / 2]);
         let ratio = match anchor_median {
-            Some(a) if code == "return 1 + 1;" => format!("{:.1}x", a / micros(median)),
+            Some(a) if code == TRIVIAL => format!("{:.1}x", a / micros(median)),
             _ => String::new(),
         };
-        println!("{name:<48} min {:>9.1} µs   median {:>9.1} µs   {ratio}", micros(min), micros(median));
-        rows.push(format!("| {name} | {:.1} | {:.1} | {ratio} |", micros(min), micros(median)));
+        println!("{name:<68} min {:>9.1} µs   median {:>9.1} µs   {ratio}", micros(min), micros(median));
+        table.row(vec![
+            name.to_owned(),
+            format!("{:.1}", micros(min)),
+            format!("{:.1}", micros(median)),
+            ratio,
+        ]);
     }
     if let Some(a) = anchor_median {
-        rows.push(format!("| anchor: quickjs-wasi create + eval + dispose | | {a:.1} | 1.0x |"));
+        table.row(vec![
+            "anchor: quickjs-wasi create + eval + dispose".into(),
+            String::new(),
+            format!("{a:.1}"),
+            "1.0x".into(),
+        ]);
     }
-    if std::env::var_os("CODEMODE_BENCH_WRITE").is_some() {
-        let path =
-            std::env::var("CODEMODE_BENCHMARKS_MD").unwrap_or_else(|_| "/work/main/BENCHMARKS.md".into());
-        write_section(&path, &rows);
-    }
+    tables::publish(&[table]);
 }
 
 fn public_mcp_servers() -> Vec<McpServer> {
-    let dir = std::path::PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
-        .join("../../data/mcp-catalogs");
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mcp-catalogs");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -139,36 +161,4 @@ fn public_mcp_servers() -> Vec<McpServer> {
 
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
-}
-
-fn write_section(path: &str, rows: &[String]) {
-    let existing = std::fs::read_to_string(path).unwrap_or_default();
-    let section = format!(
-        "## Runtime\n\nEnd-to-end `CodeMode::exec` (validate, strip, VM thread, boot, evaluate, nested calls through an \
-         immediate async `ToolHost`, result), {ITERATIONS} iterations after 10 warm-up runs, `cargo bench -p codemode --bench exec`.\n\n\
-         | case | min µs | median µs | anchor / codemode (median) |\n| --- | --- | --- | --- |\n{}\n",
-        rows.join("\n")
-    );
-    let updated = match existing.find("## Runtime") {
-        Some(start) => {
-            let rest = &existing[start + 2..];
-            let end = rest.find("\n## ").map(|i| start + 2 + i + 1).unwrap_or(existing.len());
-            // Notes written below the table are kept.
-            let old = &existing[start..end];
-            let notes = old
-                .find("\n| ")
-                .and_then(|t| old[t + 1..].find("\n\n").map(|n| &old[t + 1 + n + 1..]))
-                .unwrap_or("");
-            format!(
-                "{}{}{}{}",
-                &existing[..start],
-                section,
-                if notes.is_empty() { "\n" } else { notes },
-                &existing[end..]
-            )
-        }
-        None if existing.is_empty() => format!("# Benchmarks\n\n{section}"),
-        None => format!("{}\n{section}", existing.trim_end_matches('\n').to_owned() + "\n"),
-    };
-    std::fs::write(path, updated).unwrap();
 }

@@ -27,7 +27,8 @@ use crate::abort::AbortSignal;
 /// `SandboxConfig::memory_limit_bytes`), at most 128 VMs at once (128 runs at the default 64 MiB
 /// `memoryLimitBytes`), 1,024 calls queued, each for at most 10 seconds. Keep
 /// [`AdmissionLimits::max_vms`] below the sandbox's `max_live_vms` (1,000 by default) minus the
-/// idle VMs the runtime keeps warm (8).
+/// idle VMs the runtime keeps warm (up to 8 on idle VM threads, and up to 8 spares for
+/// `GuestThread::Caller` runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdmissionLimits {
@@ -40,6 +41,10 @@ pub struct AdmissionLimits {
     pub max_queued: u32,
     /// Longest a call waits in the queue. Default: 10 seconds.
     pub max_queue_wait: Duration,
+    /// Suspended runs held at once by every runtime sharing this budget (the spec's per-process
+    /// cap); one more is refused "too many suspended code mode runs". Default:
+    /// [`MAX_SUSPENDED_RUNS`](crate::MAX_SUSPENDED_RUNS) (64).
+    pub max_suspended_runs: u32,
 }
 
 impl Default for AdmissionLimits {
@@ -49,6 +54,7 @@ impl Default for AdmissionLimits {
             max_guest_memory_bytes: 8 << 30,
             max_queued: 1024,
             max_queue_wait: Duration::from_secs(10),
+            max_suspended_runs: crate::store::MAX_SUSPENDED_RUNS as u32,
         }
     }
 }
@@ -85,6 +91,7 @@ struct Inner {
     memory_units: u32,
     queued: AtomicUsize,
     held: AtomicUsize,
+    suspended: AtomicUsize,
 }
 
 /// What an [`Admission`] is doing right now.
@@ -95,6 +102,8 @@ pub struct AdmissionUsage {
     pub vms: usize,
     /// Calls waiting in the queue.
     pub queued: usize,
+    /// Suspended runs held (parked or being resumed) by every runtime sharing the budget.
+    pub suspended_runs: usize,
 }
 
 /// Why a call was not admitted.
@@ -120,6 +129,16 @@ impl Drop for Ticket {
     }
 }
 
+/// One suspended run's place under the process-wide cap, held until dropped.
+#[derive(Debug)]
+pub(crate) struct SuspendedRun(Arc<Inner>);
+
+impl Drop for SuspendedRun {
+    fn drop(&mut self) {
+        self.0.suspended.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 struct QueueSlot<'a>(&'a AtomicUsize);
 
 impl Drop for QueueSlot<'_> {
@@ -141,6 +160,7 @@ impl Admission {
                 memory_units: units,
                 queued: AtomicUsize::new(0),
                 held: AtomicUsize::new(0),
+                suspended: AtomicUsize::new(0),
             }),
         }
     }
@@ -162,6 +182,7 @@ impl Admission {
         AdmissionUsage {
             vms: self.inner.held.load(Ordering::SeqCst),
             queued: self.inner.queued.load(Ordering::SeqCst),
+            suspended_runs: self.inner.suspended.load(Ordering::SeqCst),
         }
     }
 
@@ -206,6 +227,16 @@ impl Admission {
                 limits.max_queue_wait.as_millis()
             ))),
         }
+    }
+
+    /// A place for one more suspended run, held until dropped; `None` at the cap.
+    pub(crate) fn hold_suspended_run(&self) -> Option<SuspendedRun> {
+        let cap = self.inner.limits.max_suspended_runs as usize;
+        self.inner
+            .suspended
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < cap).then_some(n + 1))
+            .ok()
+            .map(|_| SuspendedRun(self.inner.clone()))
     }
 
     fn ticket(&self, vm: OwnedSemaphorePermit, memory: OwnedSemaphorePermit) -> Ticket {

@@ -77,10 +77,9 @@ pub use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
 pub use error::{BuildError, SurfaceError};
 pub use host::{CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome};
 pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory, typescript_transform_count};
-pub use store::{
-    ALREADY_RESUMING, MAX_SUSPENDED_RUNS, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE,
-};
+pub use store::MAX_SUSPENDED_RUNS;
 pub use surface::{
     EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
     WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,
 };
+pub use vm::GuestThread;

@@ -1,17 +1,16 @@
 //! [`RunState`]: everything one Code Mode run carries across `exec` and its `wait`s.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use codemode_bridge::{BudgetLimits, NamespaceTable, OutputAccumulator, Reply, RunBudgets};
+use codemode_bridge::{BudgetLimits, NamespaceTable, RunLedger, SharedLedger};
 use codemode_core::{CodeModeConfig, PendingToolCall};
-use codemode_sandbox::Snapshot;
+use codemode_sandbox::{Delivery, Snapshot};
 use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::host::RunScope;
-use crate::vm::{RunLedger, SharedLedger};
 
 /// Cumulative catalog counters of a run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -22,7 +21,7 @@ pub(crate) struct Counts {
 }
 
 /// A settled host call: the guest call id and what to deliver.
-pub(crate) type Landed = (u32, Reply);
+pub(crate) type Landed = (u32, Delivery);
 
 pub(crate) struct RunState {
     pub run_id: String,
@@ -70,10 +69,7 @@ impl RunState {
             parent_call_id: scope.call_id.clone(),
             scope,
             restart_safe,
-            ledger: Arc::new(Mutex::new(RunLedger {
-                budgets: RunBudgets::new(BudgetLimits::default()),
-                output: OutputAccumulator::new(config.max_output_bytes),
-            })),
+            ledger: RunLedger::shared(BudgetLimits::default(), config.max_output_bytes),
             counts: Counts::default(),
             namespaces: NamespaceTable::new(),
             namespace_tools: HashMap::new(),

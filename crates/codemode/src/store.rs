@@ -2,28 +2,32 @@
 //!
 //! An entry is either parked (a snapshot waiting for `wait`) or being resumed (a `wait` holds the
 //! run). Parked entries expire after `snapshotTtlSeconds`; at most [`MAX_SUSPENDED_RUNS`] entries
-//! exist at once. Dropping a run cancels its in-flight nested calls.
+//! exist at once in the process (each entry holds a place of the [`crate::Admission`] budget every
+//! runtime shares). Dropping a run cancels its in-flight nested calls.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::admission::{Admission, SuspendedRun};
 use crate::host::RunScope;
 use crate::run::RunState;
 
-/// The most suspended runs one [`crate::CodeMode`] keeps (the spec's per-process cap).
+/// The most suspended runs a process keeps (the spec's per-process cap): the default
+/// [`AdmissionLimits::max_suspended_runs`](crate::AdmissionLimits::max_suspended_runs), shared by
+/// every [`crate::CodeMode`] of one [`crate::Admission`].
 pub const MAX_SUSPENDED_RUNS: usize = 64;
 
 /// Message for an unknown or expired run id.
-pub const UNAVAILABLE: &str = "code mode run is unavailable or expired.";
+pub(crate) const UNAVAILABLE: &str = "code mode run is unavailable or expired.";
 /// Message for a run of another session.
-pub const OTHER_SESSION: &str = "code mode run belongs to a different session.";
+pub(crate) const OTHER_SESSION: &str = "code mode run belongs to a different session.";
 /// Message for a run of another agent run.
-pub const OTHER_AGENT_RUN: &str = "code mode run belongs to a different agent run.";
+pub(crate) const OTHER_AGENT_RUN: &str = "code mode run belongs to a different agent run.";
 /// Message for a second concurrent `wait`.
-pub const ALREADY_RESUMING: &str = "code mode run is already being resumed.";
+pub(crate) const ALREADY_RESUMING: &str = "code mode run is already being resumed.";
 /// Message when the cap of suspended runs is reached.
-pub const TOO_MANY: &str = "too many suspended code mode runs.";
+pub(crate) const TOO_MANY: &str = "too many suspended code mode runs.";
 
 struct Entry {
     session_id: String,
@@ -31,6 +35,8 @@ struct Entry {
     expires_at: Instant,
     /// `None` while a `wait` holds the run.
     parked: Option<Box<RunState>>,
+    /// Its place under the process-wide cap, released with the entry.
+    _place: SuspendedRun,
 }
 
 #[derive(Default)]
@@ -56,7 +62,12 @@ impl RunStore {
 
     /// Parks `run` for `ttl`. A run that a `wait` holds is parked again in place; a new run is
     /// refused (and handed back) when the cap is reached.
-    pub(crate) fn park(&self, run: Box<RunState>, ttl: Duration) -> Result<(), Box<RunState>> {
+    pub(crate) fn park(
+        &self,
+        run: Box<RunState>,
+        ttl: Duration,
+        admission: &Admission,
+    ) -> Result<(), Box<RunState>> {
         let mut runs = self.lock();
         let _expired = Self::sweep(&mut runs);
         let id = run.run_id.clone();
@@ -66,14 +77,13 @@ impl RunStore {
             entry.expires_at = expires_at;
             return Ok(());
         }
-        if runs.len() >= MAX_SUSPENDED_RUNS {
-            return Err(run);
-        }
+        let Some(place) = admission.hold_suspended_run() else { return Err(run) };
         let entry = Entry {
             session_id: run.scope.session_id.clone(),
             agent_run_id: run.scope.agent_run_id.clone(),
             expires_at,
             parked: Some(run),
+            _place: place,
         };
         runs.insert(id, entry);
         Ok(())

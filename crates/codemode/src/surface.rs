@@ -101,7 +101,7 @@ impl RunOptions {
 pub fn exec_hook_metadata(input: &ExecInput) -> Value {
     let mut meta = json!({ "toolKind": "code_mode_exec" });
     let language = match input.language.as_deref() {
-        None => Some(Language::Javascript),
+        None => Some(Language::JavaScript),
         Some(name) => Language::parse(name),
     };
     if let Some(language) = language {

@@ -1,44 +1,42 @@
-//! The VM thread: one dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the
-//! async runtime never blocks on guest code. The async side sends commands and awaits answers.
-//! Threads are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the
-//! next run instead of exiting, holding a VM already started for it.
+//! Where guest steps run ([`GuestThread`]).
+//!
+//! By default a dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the async
+//! runtime never blocks on guest code. The async side sends commands and awaits answers. Threads
+//! are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the next run
+//! instead of exiting, holding a VM already started for it.
+//!
+//! With [`GuestThread::Caller`] the steps run on the thread that polls `exec`/`wait` instead: no
+//! hand-off and no thread wake-up per step (on a 2-core VM those were most of a trivial exec's
+//! time). A VM comes from a small pool of VMs started ahead of time by one background thread,
+//! which also drops finished VMs, so neither the start nor the teardown is on the caller's path.
+//! An abort interrupts the running step through the VM's interrupt handle.
 
+use std::sync::Mutex;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use codemode_bridge::{OutputAccumulator, OutputKind, RunBudgets};
-use codemode_sandbox::{Delivery, GuestPolicy, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
+use codemode_bridge::{RunLedger, SharedLedger};
+use codemode_sandbox::{Delivery, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
 use tokio::sync::oneshot;
 
-/// Budgets and output of one run, shared between the guest policy (inside the VM thread) and the
-/// runtime. Cumulative over the whole run (exec and every wait).
-#[derive(Debug)]
-pub(crate) struct RunLedger {
-    pub budgets: RunBudgets,
-    pub output: OutputAccumulator,
-}
+use crate::abort::{AbortLink, AbortSignal};
 
-pub(crate) type SharedLedger = Arc<Mutex<RunLedger>>;
-
-pub(crate) fn lock(ledger: &SharedLedger) -> std::sync::MutexGuard<'_, RunLedger> {
-    ledger.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-struct Policy(SharedLedger);
-
-impl GuestPolicy for Policy {
-    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
-        lock(&self.0).budgets.on_host_call(payload).map_err(|e| e.to_string())
-    }
-
-    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
-        let kind = match kind {
-            codemode_sandbox::OutputKind::Text => OutputKind::Text,
-            codemode_sandbox::OutputKind::Json => OutputKind::Json,
-        };
-        lock(&self.0).output.push(kind, payload).map_err(|e| e.to_string())
-    }
+/// Which thread runs a run's guest steps (see [`crate::CodeModeBuilder::guest_thread`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuestThread {
+    /// A VM thread of the runtime's own (reused across runs): the async caller never blocks on
+    /// guest code; each step is a hand-off to that thread and back.
+    #[default]
+    Dedicated,
+    /// The thread that polls `exec`/`wait`: each step blocks it for as long as the guest runs
+    /// (at most `timeoutMs`). On a worker of a multi-thread tokio runtime the step runs inside
+    /// `tokio::task::block_in_place`, so the worker's other tasks move to another thread
+    /// meanwhile; elsewhere (a current-thread runtime, `block_on`) it simply blocks. Choose it
+    /// when the caller may block: a dedicated thread per session, `block_on` in a script or a
+    /// binding, a multi-thread runtime with cores to spare. Results, limits, suspension and
+    /// aborts are the same as with [`GuestThread::Dedicated`].
+    Caller,
 }
 
 /// Where the VM comes from.
@@ -77,9 +75,32 @@ fn step_deadline(deadline: Instant, sent: Instant) -> Instant {
     deadline + sent.elapsed()
 }
 
-/// Handle to a VM thread. Dropping it ends the thread (after its current step).
+/// Handle to a run's VM: on a VM thread, or run on the caller's thread. Dropping it ends the VM
+/// (a VM thread's after its current step).
 pub(crate) struct VmThread {
-    tx: mpsc::Sender<Request>,
+    kind: Kind,
+}
+
+enum Kind {
+    Thread(mpsc::Sender<Request>),
+    /// Locked only by the caller's own steps (never contended: a run's steps are sequential).
+    Caller(Box<Mutex<CallerVm>>),
+}
+
+/// A VM whose steps run on the caller's thread.
+struct CallerVm {
+    vm: Option<Vm>,
+    sandbox: Sandbox,
+    deadline: Instant,
+    _abort: AbortLink,
+}
+
+impl Drop for CallerVm {
+    fn drop(&mut self) {
+        if let Some(vm) = self.vm.take() {
+            spares::recycle(&self.sandbox, vm);
+        }
+    }
 }
 
 fn gone() -> SandboxError {
@@ -126,7 +147,7 @@ fn run_job(job: Job, spare: Option<Vm>) {
             return;
         }
     };
-    vm.set_policy(Box::new(Policy(ledger)));
+    vm.set_policy(RunLedger::policy(&ledger));
     let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
     if ready.send(Ok(first)).is_err() {
         return;
@@ -175,33 +196,88 @@ fn spawn_worker(job: Job) -> Result<(), SandboxError> {
     Ok(())
 }
 
+/// Where a run's steps go: the thread mode, and the abort that interrupts a step on the caller's
+/// thread.
+#[derive(Clone, Copy)]
+pub(crate) struct Placement<'a> {
+    pub thread: GuestThread,
+    pub abort: &'a AbortSignal,
+}
+
+/// Runs a guest step on the calling thread; on a multi-thread runtime's worker inside
+/// `block_in_place`, so the worker's other tasks are not held up.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
 impl VmThread {
-    /// Starts a VM from `origin` on a VM thread (an idle one if there is one), its policy backed
-    /// by `ledger`. Every guest step runs under `deadline`.
+    /// Starts a VM from `origin` (on a VM thread, an idle one if there is one, or on the caller's
+    /// thread, per `placement`), its policy backed by `ledger`. Every guest step runs under
+    /// `deadline`.
     pub(crate) async fn start(
         sandbox: Sandbox,
         origin: Origin,
         ledger: SharedLedger,
         deadline: Instant,
+        placement: Placement<'_>,
     ) -> Result<VmThread, SandboxError> {
+        if placement.thread == GuestThread::Caller {
+            return Ok(VmThread::on_caller(sandbox, origin, ledger, deadline, None, placement.abort)?.0);
+        }
         Ok(VmThread::launch(sandbox, origin, ledger, deadline, None).await?.0)
     }
 
     /// Starts a fresh VM, evaluates the boot script, then starts the cell: one hand-off to the VM
-    /// thread for all three.
+    /// thread for all three (none on the caller's thread).
     pub(crate) async fn start_and_boot(
         sandbox: Sandbox,
         ledger: SharedLedger,
         deadline: Instant,
-        boot: String,
-        cell: String,
-        file: &'static str,
+        (boot, cell, file): (String, String, &'static str),
+        placement: Placement<'_>,
     ) -> Result<(VmThread, StepAnswer), SandboxError> {
         let first = Command::Boot { boot, cell, file };
-        match VmThread::launch(sandbox, Origin::Fresh, ledger, deadline, Some(first)).await? {
+        let started = if placement.thread == GuestThread::Caller {
+            VmThread::on_caller(sandbox, Origin::Fresh, ledger, deadline, Some(first), placement.abort)?
+        } else {
+            VmThread::launch(sandbox, Origin::Fresh, ledger, deadline, Some(first)).await?
+        };
+        match started {
             (vm, Some(Answer::Step(step))) => Ok((vm, step)),
             _ => Err(gone()),
         }
+    }
+
+    /// A VM whose steps run on this thread: a spare one for a fresh run, else started (or
+    /// restored) here; then `first`.
+    fn on_caller(
+        sandbox: Sandbox,
+        origin: Origin,
+        ledger: SharedLedger,
+        deadline: Instant,
+        first: Option<Command>,
+        abort: &AbortSignal,
+    ) -> Result<(VmThread, Option<Answer>), SandboxError> {
+        blocking(|| {
+            let vm = match origin {
+                Origin::Fresh => match spares::take(&sandbox) {
+                    Some(vm) => Ok(vm),
+                    None => sandbox.start(),
+                },
+                Origin::Restore(snapshot) => sandbox.restore(&snapshot),
+            };
+            let mut vm = vm?;
+            vm.set_policy(RunLedger::policy(&ledger));
+            let link = abort.link(vm.interrupt_handle());
+            let first = first.map(|command| run_command(&mut vm, command, deadline));
+            let caller = CallerVm { vm: Some(vm), sandbox, deadline, _abort: link };
+            Ok((VmThread { kind: Kind::Caller(Box::new(Mutex::new(caller))) }, first))
+        })
     }
 
     async fn launch(
@@ -227,13 +303,23 @@ impl VmThread {
             }
         }
         let first = ready_rx.await.map_err(|_| gone())??;
-        Ok((VmThread { tx }, first))
+        Ok((VmThread { kind: Kind::Thread(tx) }, first))
     }
 
     async fn request(&self, command: Command) -> Result<Answer, SandboxError> {
-        let (answer_tx, answer_rx) = oneshot::channel();
-        self.tx.send((command, Instant::now(), answer_tx)).map_err(|_| gone())?;
-        answer_rx.await.map_err(|_| gone())
+        match &self.kind {
+            Kind::Thread(tx) => {
+                let (answer_tx, answer_rx) = oneshot::channel();
+                tx.send((command, Instant::now(), answer_tx)).map_err(|_| gone())?;
+                answer_rx.await.map_err(|_| gone())
+            }
+            Kind::Caller(caller) => {
+                let mut caller = caller.lock().unwrap_or_else(|p| p.into_inner());
+                let deadline = caller.deadline;
+                let vm = caller.vm.as_mut().ok_or_else(gone)?;
+                Ok(blocking(|| run_command(vm, command, deadline)))
+            }
+        }
     }
 
     /// Settles host calls, then runs jobs.
@@ -281,8 +367,113 @@ fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
             }
         }
     };
-    // Output is accounted by the policy; the sandbox's own copy is drained so it never grows.
-    let _ = vm.take_output();
     let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
     Answer::Step(StepAnswer { step, calls })
+}
+
+/// VMs started ahead of time for runs on the caller's thread, and the background thread that
+/// starts them and drops finished ones.
+mod spares {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    use std::sync::{Mutex, OnceLock};
+
+    use codemode_sandbox::{Sandbox, Vm};
+
+    /// Spare VMs kept per sandbox, and in all.
+    const PER_SANDBOX: usize = 1;
+    const MAX_SPARES: usize = 8;
+
+    /// Messages waiting for the background thread at most. Past it a finished VM is dropped on
+    /// the caller's thread and no refill is asked for (the next run starts its VM itself), so
+    /// VMs waiting to be dropped never pile up (each holds a slot of the sandbox's instance
+    /// pool) when runs finish faster than one thread can drop and start VMs.
+    const MAX_QUEUED: usize = 2;
+    static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+    /// Work for the background thread: drop `used` (if any), then make sure `sandbox` has a
+    /// spare.
+    struct Recycle {
+        sandbox: Sandbox,
+        used: Option<Vm>,
+    }
+
+    fn pool() -> &'static Mutex<Vec<(Sandbox, Vm)>> {
+        static POOL: Mutex<Vec<(Sandbox, Vm)>> = Mutex::new(Vec::new());
+        &POOL
+    }
+
+    fn recycler(stack: usize) -> Option<&'static Mutex<mpsc::Sender<Recycle>>> {
+        static TX: OnceLock<Option<Mutex<mpsc::Sender<Recycle>>>> = OnceLock::new();
+        TX.get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Recycle>();
+            std::thread::Builder::new()
+                .name("codemode-spares".into())
+                .stack_size(stack)
+                .spawn(move || {
+                    while let Ok(Recycle { sandbox, used }) = rx.recv() {
+                        drop(used);
+                        refill(&sandbox);
+                        QUEUED.fetch_sub(1, Ordering::AcqRel);
+                    }
+                })
+                .ok()
+                .map(|_| Mutex::new(tx))
+        })
+        .as_ref()
+    }
+
+    fn refill(sandbox: &Sandbox) {
+        let have = {
+            let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+            pool.iter().filter(|(s, _)| s.is_same(sandbox)).count()
+        };
+        if have >= PER_SANDBOX {
+            return;
+        }
+        let Ok(vm) = sandbox.start() else { return };
+        let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() >= MAX_SPARES {
+            // The oldest spare goes (dropped outside the lock).
+            let old = pool.remove(0);
+            pool.push((sandbox.clone(), vm));
+            drop(pool);
+            drop(old);
+        } else {
+            pool.push((sandbox.clone(), vm));
+        }
+    }
+
+    fn send(sandbox: &Sandbox, used: Option<Vm>) {
+        let Some(tx) = recycler(sandbox.thread_stack_bytes()) else { return drop(used) };
+        let taken =
+            QUEUED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_QUEUED).then_some(n + 1));
+        if taken.is_err() {
+            return drop(used);
+        }
+        let tx = tx.lock().unwrap_or_else(|p| p.into_inner());
+        // The thread never ends, so the send only fails if it could not start.
+        if let Err(mpsc::SendError(message)) = tx.send(Recycle { sandbox: sandbox.clone(), used }) {
+            QUEUED.fetch_sub(1, Ordering::AcqRel);
+            drop(message);
+        }
+    }
+
+    /// A spare VM of `sandbox`, if one is ready (another is started in the background).
+    pub(super) fn take(sandbox: &Sandbox) -> Option<Vm> {
+        let spare = {
+            let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+            let i = pool.iter().position(|(s, _)| s.is_same(sandbox));
+            i.map(|i| pool.swap_remove(i).1)
+        };
+        if spare.is_none() {
+            send(sandbox, None);
+        }
+        spare
+    }
+
+    /// A finished VM: dropped in the background, where a spare for its sandbox is started next.
+    pub(super) fn recycle(sandbox: &Sandbox, vm: Vm) {
+        send(sandbox, Some(vm));
+    }
 }

@@ -1,7 +1,9 @@
 //! The boot context: validation, JSON shape, and the API path rules (Rust reference).
 
-use codemode_bridge::api_files::{ApiFile, ApiFileTable, ApiPathError, normalize_api_path};
-use codemode_bridge::{BootContext, BridgeError, NamespaceTable};
+use codemode_bridge::{
+    ApiFile, ApiFileTable, ApiPathError, BootContext, BridgeError, NamespaceTable, normalize_api_path,
+};
+use codemode_core::guest::{McpGuestServer, McpGuestTable};
 use codemode_core::{NamespaceRegistration, ScopeValue, ToolCatalogEntry, ToolSource, namespace_tool};
 use serde_json::{Value, json};
 
@@ -19,6 +21,21 @@ pub fn entry(id: &str, source: ToolSource) -> ToolCatalogEntry {
     }
 }
 
+/// An MCP guest table of `(identifier, exact name, tool identifiers, resources and prompts)`; each
+/// tool's exact name is its identifier.
+pub fn mcp_table(servers: &[(&str, &str, &[&str], bool)]) -> McpGuestTable {
+    let mut table = McpGuestTable::default();
+    for (ident, name, tools, extras) in servers {
+        let mut server =
+            McpGuestServer::new(*ident, *name).unwrap().with_resources(*extras).with_prompts(*extras);
+        for tool in *tools {
+            server.add_tool(*tool, *tool).unwrap();
+        }
+        table.add_server(server).unwrap();
+    }
+    table
+}
+
 pub fn sample_context() -> BootContext {
     let mut ctx = BootContext::new();
     ctx.all_tools = vec![
@@ -28,17 +45,14 @@ pub fn sample_context() -> BootContext {
         entry("client:app:select_file", ToolSource::Client),
     ];
     ctx.convenience = vec![("web_search".into(), "openclaw:core:web_search".into())];
-    ctx.mcp = json!({
-        "servers": {
-            "github": { "tools": ["createIssue", "listIssues"], "resources": false, "prompts": false },
-            "docs": { "tools": ["search"], "resources": true, "prompts": true }
-        },
-        "files": [
-            { "path": "mcp/index.d.ts", "content": "declare namespace MCP {}\n" },
-            { "path": "mcp/github.d.ts", "content": "declare namespace MCP.github { /* é */ }\n" },
-            { "path": "mcp/docs.d.ts", "content": "declare namespace MCP.docs {}\n" }
-        ]
-    });
+    let mut mcp = mcp_table(&[
+        ("github", "github", &["createIssue", "listIssues"], false),
+        ("docs", "docs", &["search"], true),
+    ]);
+    mcp.add_file("mcp/index.d.ts", "declare namespace MCP {}\n");
+    mcp.add_file("mcp/github.d.ts", "declare namespace MCP.github { /* é */ }\n");
+    mcp.add_file("mcp/docs.d.ts", "declare namespace MCP.docs {}\n");
+    ctx.mcp = Some(mcp);
     let reg = NamespaceRegistration::new("github-issues", "Issues", "Issues", ["github_list_issues"], |_| {
         ScopeValue::object([
             ("repository", ScopeValue::Data(json!({ "owner": "openclaw", "__proto__": "data" }))),
@@ -97,34 +111,22 @@ fn convenience_names_never_shadow_helpers() {
 }
 
 #[test]
-fn malformed_mcp_tables_are_rejected() {
-    let cases = [
-        (json!([1]), "must be an object"),
-        (json!({ "servers": {}, "other": 1 }), "unknown member"),
-        (json!({ "servers": { "chrome-devtools": { "tools": [] } } }), "not an identifier"),
-        (json!({ "servers": { "gh": { "tools": ["$api"] } } }), "collides with a built-in member"),
-        (json!({ "servers": { "gh": { "tools": ["resources"] } } }), "collides with a built-in member"),
-        (json!({ "servers": { "gh": { "tools": ["__proto__"] } } }), "not a safe identifier"),
-        (json!({ "servers": { "gh": { "tools": ["a", "a"] } } }), "appears twice"),
-        (json!({ "servers": { "gh": { "tools": [1] } } }), "must be strings"),
-        (json!({ "servers": { "gh": { "tools": [], "resources": "yes" } } }), "must be a boolean"),
-        (json!({ "servers": { "gh": { "tools": ["a"], "toolNames": [] } } }), "one per tool"),
-        (json!({ "servers": { "gh": { "tools": ["a"], "toolNames": [1] } } }), "one per tool"),
-        (json!({ "servers": { "gh": { "tools": [], "name": 7 } } }), "`name` must be a string"),
-        (json!({ "files": [{ "path": "/abs.d.ts", "content": "" }] }), "not a normalized relative path"),
-        (json!({ "files": [{ "path": "mcp/", "content": "" }] }), "not a normalized relative path"),
-        (
-            json!({ "files": [{ "path": "a", "content": "" }, { "path": "a", "content": "" }] }),
-            "appears twice",
-        ),
-        (json!({ "files": [{ "path": "a" }] }), "path: string, content: string"),
+fn malformed_api_file_tables_are_rejected() {
+    let cases: [(&[(&str, &str)], &str); 3] = [
+        (&[("/abs.d.ts", "")], "not a normalized relative path"),
+        (&[("mcp/", "")], "not a normalized relative path"),
+        (&[("a", ""), ("a", "")], "appears twice"),
     ];
-    for (mcp, needle) in cases {
+    for (files, needle) in cases {
+        let mut mcp = McpGuestTable::default();
+        for (path, content) in files {
+            mcp.add_file(*path, *content);
+        }
         let mut ctx = BootContext::new();
-        ctx.mcp = mcp.clone();
+        ctx.mcp = Some(mcp);
         let err = ctx.boot_json().unwrap_err();
         assert!(matches!(err, BridgeError::InvalidContext(_)));
-        assert!(err.to_string().contains(needle), "{mcp}: {err}");
+        assert!(err.to_string().contains(needle), "{files:?}: {err}");
     }
 }
 

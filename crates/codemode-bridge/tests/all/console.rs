@@ -145,7 +145,8 @@ fn console_output_counts_against_max_output_bytes() {
     assert_eq!(outcome.output[1], CodeModeOutput::Text { text: "b".repeat(24) });
     let CodeModeOutput::Text { text } = &outcome.output[2] else { panic!() };
     assert!(text.starts_with(TRUNCATION_MARKER_PREFIX));
-    let output = ledger.output.lock().unwrap();
+    let guard = ledger.get();
+    let output = &guard.output;
     assert!(output.limit_exceeded());
     assert_eq!(output.used_bytes(), 1024);
 }

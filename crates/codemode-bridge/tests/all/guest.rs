@@ -1,14 +1,15 @@
 //! The prelude in the real sandbox: the guest API, the adapter, errors, limits and robustness.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{
-    BootContext, BudgetLimits, DeliveryLimits, HostRequest, OutputAccumulator, OutputKind, PRELUDE, Reply,
-    RunBudgets, call_envelope, decode_cell_value, decode_request,
+    BootContext, BudgetLimits, DeliveryExt, DeliveryLimits, HostRequest, PRELUDE, RunLedger, SharedLedger,
+    call_envelope, decode_cell_value, decode_request,
 };
 use codemode_core::CodeModeOutput;
-use codemode_sandbox::{Delivery, GuestPolicy, Sandbox, SandboxConfig, Step, Vm};
+use codemode_core::guest::{McpGuestServer, McpGuestTable};
+use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step, Vm};
 use serde_json::{Value, json};
 
 use crate::boot::sample_context;
@@ -31,40 +32,17 @@ fn deadline() -> Instant {
     Instant::now() + Duration::from_secs(10)
 }
 
-/// Budgets and output shared between the policy (inside the VM) and the test's host loop.
+/// The run's ledger, shared between the bridge's policy (inside the VM) and the test's host loop.
 #[derive(Clone)]
-pub struct Ledger {
-    pub budgets: Arc<Mutex<RunBudgets>>,
-    pub output: Arc<Mutex<OutputAccumulator>>,
-}
+pub struct Ledger(pub SharedLedger);
 
 impl Ledger {
     pub fn new(limits: BudgetLimits, max_output_bytes: u64) -> Ledger {
-        Ledger {
-            budgets: Arc::new(Mutex::new(RunBudgets::new(limits))),
-            output: Arc::new(Mutex::new(OutputAccumulator::new(max_output_bytes))),
-        }
-    }
-}
-
-struct Policy(Ledger);
-
-/// A policy backed by `ledger`.
-pub fn policy(ledger: &Ledger) -> impl GuestPolicy + use<> {
-    Policy(ledger.clone())
-}
-
-impl GuestPolicy for Policy {
-    fn on_host_call(&mut self, payload: &str) -> Result<(), String> {
-        self.0.budgets.lock().unwrap().on_host_call(payload).map_err(|e| e.to_string())
+        Ledger(RunLedger::shared(limits, max_output_bytes))
     }
 
-    fn on_output(&mut self, kind: codemode_sandbox::OutputKind, payload: &str) -> Result<(), String> {
-        let kind = match kind {
-            codemode_sandbox::OutputKind::Text => OutputKind::Text,
-            codemode_sandbox::OutputKind::Json => OutputKind::Json,
-        };
-        self.0.output.lock().unwrap().push(kind, payload).map_err(|e| e.to_string())
+    pub fn get(&self) -> std::sync::MutexGuard<'_, RunLedger> {
+        codemode_bridge::lock(&self.0)
     }
 }
 
@@ -79,16 +57,9 @@ pub struct Outcome {
     pub output: Vec<CodeModeOutput>,
 }
 
-pub fn to_delivery(reply: Reply) -> Delivery {
-    match reply {
-        Reply::Resolve(json) => Delivery::Resolve(json),
-        Reply::Reject { message, code } => Delivery::Reject { message, code },
-    }
-}
-
 pub fn booted_vm(ctx: &BootContext, ledger: &Ledger) -> Vm {
     let mut vm = sandbox().start().unwrap();
-    vm.set_policy(Box::new(Policy(ledger.clone())));
+    vm.set_policy(RunLedger::policy(&ledger.0));
     let step = vm.eval_script(&ctx.boot_script().unwrap(), deadline()).unwrap();
     assert!(matches!(step, Step::Completed { .. }), "boot failed: {step:?}");
     vm
@@ -99,7 +70,7 @@ pub fn drive(
     vm: &mut Vm,
     mut step: Step,
     ledger: &Ledger,
-    host: &mut dyn FnMut(&HostRequest) -> Reply,
+    host: &mut dyn FnMut(&HostRequest) -> Delivery,
 ) -> Outcome {
     let mut requests = Vec::new();
     let result = loop {
@@ -121,14 +92,14 @@ pub fn drive(
                             e.reply()
                         }
                     };
-                    ledger.budgets.lock().unwrap().on_delivered();
-                    vm.deliver(call.id, to_delivery(reply), deadline()).unwrap();
+                    ledger.get().budgets.on_delivered();
+                    vm.deliver(call.id, reply, deadline()).unwrap();
                 }
                 step = vm.run_jobs(deadline()).unwrap();
             }
         }
     };
-    let output = ledger.output.lock().unwrap().take_new();
+    let output = ledger.get().output.take_new();
     Outcome { result, requests, output }
 }
 
@@ -136,7 +107,7 @@ pub fn run_with(
     ctx: &BootContext,
     ledger: &Ledger,
     code: &str,
-    host: &mut dyn FnMut(&HostRequest) -> Reply,
+    host: &mut dyn FnMut(&HostRequest) -> Delivery,
 ) -> Outcome {
     let mut vm = booted_vm(ctx, ledger);
     let step = vm.eval_cell(code, "user.js", deadline()).unwrap();
@@ -144,29 +115,31 @@ pub fn run_with(
 }
 
 /// A host that answers every op with a fixed, recognizable value.
-pub fn echo_host(request: &HostRequest) -> Reply {
+pub fn echo_host(request: &HostRequest) -> Delivery {
     let limits = DeliveryLimits::default();
     match request {
-        HostRequest::Search { query, limit } => Reply::value(
+        HostRequest::Search { query, limit } => Delivery::value(
             &json!([{ "id": "openclaw:core:web_search", "query": query, "limit": limit }]),
             &limits,
         ),
         HostRequest::Describe { id } => {
-            Reply::value(&json!({ "id": id, "parameters": { "type": "object" } }), &limits)
+            Delivery::value(&json!({ "id": id, "parameters": { "type": "object" } }), &limits)
         }
         HostRequest::Call { id, input } => {
-            Reply::value(&call_envelope(id, json!({ "details": input })), &limits)
+            Delivery::value(&call_envelope(id, json!({ "details": input })), &limits)
         }
-        HostRequest::CallValue { id, input } => Reply::value(&json!({ "id": id, "input": input }), &limits),
+        HostRequest::CallValue { id, input } => {
+            Delivery::value(&json!({ "id": id, "input": input }), &limits)
+        }
         HostRequest::Namespace { namespace, path, args } => {
-            Reply::value(&json!({ "namespace": namespace, "path": path, "args": args }), &limits)
+            Delivery::value(&json!({ "namespace": namespace, "path": path, "args": args }), &limits)
         }
-        HostRequest::Mcp { server, tool, input } => Reply::value(
+        HostRequest::Mcp { server, tool, input } => Delivery::value(
             &json!({ "content": [], "structuredContent": { "server": server, "tool": tool, "input": input } }),
             &limits,
         ),
-        HostRequest::Yield { .. } => Reply::null(),
-        other => Reply::value(&json!({ "op": other.op() }), &limits),
+        HostRequest::Yield { .. } => Delivery::null(),
+        other => Delivery::value(&json!({ "op": other.op() }), &limits),
     }
 }
 
@@ -256,6 +229,31 @@ fn all_tools_omits_mcp_and_tools_helpers_reach_the_host() {
             },
         ]
     );
+}
+
+#[test]
+fn the_prelude_installs_exactly_the_vocabulary_helpers() {
+    let v = value(
+        r#"
+        return {
+          tools: Object.keys(tools).filter((k) => k !== "web_search"),
+          docs: Object.keys(MCP.docs).filter((k) => k !== "search"),
+        };
+        "#,
+    );
+    let sorted = |v: &Value| {
+        let mut names: Vec<String> =
+            v.as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect();
+        names.sort();
+        names
+    };
+    let expected = |names: &[&str]| {
+        let mut names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(sorted(&v["tools"]), expected(codemode_core::guest::TOOLS_HELPERS));
+    assert_eq!(sorted(&v["docs"]), expected(codemode_core::guest::MCP_SERVER_MEMBERS));
 }
 
 #[test]
@@ -518,11 +516,11 @@ fn host_errors_are_plain_catchable_errors() {
         return out;
         "#,
         &mut |request| match request {
-            HostRequest::CallValue { .. } => Reply::reject_sanitized(
+            HostRequest::CallValue { .. } => Delivery::reject_sanitized(
                 "upstream failed at /srv/app/secret.rs\nCaused by:\n  token=abc",
                 Some("tool_error"),
             ),
-            _ => Reply::reject("unknown tool id", None),
+            _ => Delivery::reject("unknown tool id", None),
         },
     );
     assert_eq!(
@@ -539,7 +537,7 @@ fn oversized_results_reach_the_guest_as_a_placeholder() {
     let ledger = Ledger::new(BudgetLimits::default(), 65_536);
     let limits = DeliveryLimits { max_result_bytes: 100, preview_chars: 10 };
     let outcome = run_with(&sample_context(), &ledger, r#"return await tools.callValue("x");"#, &mut |_| {
-        Reply::value(&json!({ "rows": "r".repeat(200) }), &limits)
+        Delivery::value(&json!({ "rows": "r".repeat(200) }), &limits)
     });
     assert_eq!(
         outcome.result.unwrap(),
@@ -722,7 +720,7 @@ fn two_stage_boot_matches_one_stage() {
     let baked = sandbox().extend(&ctx.api_script().unwrap(), "boot.js").unwrap();
     let ledger = Ledger::new(BudgetLimits::default(), 65_536);
     let mut vm = baked.start().unwrap();
-    vm.set_policy(Box::new(Policy(ledger.clone())));
+    vm.set_policy(RunLedger::policy(&ledger.0));
     let step = vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
     assert!(matches!(step, Step::Completed { .. }), "namespaces boot failed: {step:?}");
     let step = vm.eval_cell(probe, "user.js", deadline()).unwrap();
@@ -734,7 +732,7 @@ fn two_stage_boot_matches_one_stage() {
     // Without the second stage, the API is there and the hook is still waiting (the runtime always
     // runs it before the cell); with it twice, the second call finds no hook.
     let mut vm = baked.start().unwrap();
-    vm.set_policy(Box::new(Policy(ledger.clone())));
+    vm.set_policy(RunLedger::policy(&ledger.0));
     let step = vm
         .eval_cell(
             "return [typeof tools, typeof __codemode_namespaces, typeof namespaces]",
@@ -753,13 +751,16 @@ fn two_stage_boot_matches_one_stage() {
 
 fn aliased_context() -> BootContext {
     let mut ctx = BootContext::new();
-    ctx.mcp = json!({
-        "servers": {
-            "git": { "tools": ["gitLog", "gitStatus"], "toolNames": ["git_log", "git_status"], "name": "git" },
-            "azureMcp": { "tools": ["listGroups"], "toolNames": ["list-groups"], "name": "azure-mcp", "resources": true },
-            "empty": { "tools": [], "name": "empty" }
-        }
-    });
+    let mut mcp = McpGuestTable::default();
+    let mut git = McpGuestServer::new("git", "git").unwrap();
+    git.add_tool("gitLog", "git_log").unwrap();
+    git.add_tool("gitStatus", "git_status").unwrap();
+    let mut azure = McpGuestServer::new("azureMcp", "azure-mcp").unwrap().with_resources(true);
+    azure.add_tool("listGroups", "list-groups").unwrap();
+    for server in [git, azure, McpGuestServer::new("empty", "empty").unwrap()] {
+        mcp.add_server(server).unwrap();
+    }
+    ctx.mcp = Some(mcp);
     ctx
 }
 
@@ -858,7 +859,8 @@ fn missing_mcp_members_and_servers_say_what_exists() {
 fn missing_member_errors_are_bounded_on_large_servers_and_long_keys() {
     let tools: Vec<String> = (0..300).map(|i| format!("tool{i}")).collect();
     let mut ctx = BootContext::new();
-    ctx.mcp = json!({ "servers": { "big": { "tools": tools, "name": "big" } } });
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    ctx.mcp = Some(crate::boot::mcp_table(&[("big", "big", &tools, false)]));
     let ledger = Ledger::new(BudgetLimits::default(), 65_536);
     let outcome = run_with(
         &ctx,

@@ -202,8 +202,8 @@ fn bounded(code: &str, max: u64) -> (Option<String>, Result<CellValue, CellValue
                 for call in vm.take_host_calls() {
                     let request = codemode_bridge::decode_request(&call.payload).unwrap();
                     let reply = echo_host(&request);
-                    ledger.budgets.lock().unwrap().on_delivered();
-                    vm.deliver(call.id, crate::guest::to_delivery(reply), deadline()).unwrap();
+                    ledger.get().budgets.on_delivered();
+                    vm.deliver(call.id, reply, deadline()).unwrap();
                 }
                 step = vm.run_jobs(deadline()).unwrap();
             }

@@ -2,13 +2,14 @@
 
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{BudgetLimits, HostRequest, Reply, TRUNCATION_MARKER_PREFIX};
+use codemode_bridge::{BudgetLimits, DeliveryExt, HostRequest, TRUNCATION_MARKER_PREFIX};
 use codemode_core::CodeModeOutput;
+use codemode_sandbox::Delivery;
 use codemode_sandbox::Step;
 use serde_json::json;
 
 use crate::boot::sample_context;
-use crate::guest::{Ledger, booted_vm, drive, echo_host, run_with, sandbox, to_delivery};
+use crate::guest::{Ledger, booted_vm, drive, echo_host, run_with, sandbox};
 
 fn deadline() -> Instant {
     Instant::now() + Duration::from_secs(20)
@@ -63,17 +64,17 @@ fn argument_bytes_exactly_8_mib_pass_across_a_resume() {
     assert_eq!(calls[0].payload.len(), MIB8 / 2);
     // Suspend: snapshot the VM, keep the budgets (the runtime stores them with the snapshot).
     let snapshot = vm.snapshot().unwrap();
-    let saved = ledger.budgets.lock().unwrap().clone();
+    let saved = ledger.get().budgets.clone();
     drop(vm);
     let resumed = Ledger::new(BudgetLimits::default(), 65_536);
-    *resumed.budgets.lock().unwrap() = saved;
+    resumed.get().budgets = saved;
     let mut vm = sandbox().restore(&snapshot).unwrap();
-    vm.set_policy(Box::new(crate::guest::policy(&resumed)));
-    resumed.budgets.lock().unwrap().on_delivered();
-    vm.deliver(calls[0].id, to_delivery(Reply::null()), deadline()).unwrap();
+    vm.set_policy(codemode_bridge::RunLedger::policy(&resumed.0));
+    resumed.get().budgets.on_delivered();
+    vm.deliver(calls[0].id, Delivery::null(), deadline()).unwrap();
     let step = vm.run_jobs(deadline()).unwrap();
-    let outcome = drive(&mut vm, step, &resumed, &mut |_| Reply::null());
-    assert_eq!(resumed.budgets.lock().unwrap().argument_bytes(), MIB8 as u64, "exactly 8 MiB passed");
+    let outcome = drive(&mut vm, step, &resumed, &mut |_| Delivery::null());
+    assert_eq!(resumed.get().budgets.argument_bytes(), MIB8 as u64, "exactly 8 MiB passed");
     let message = outcome.result.unwrap();
     assert_eq!(
         message,
@@ -108,7 +109,8 @@ fn output_at_and_past_max_output_bytes() {
     assert_eq!(outcome.output[1], CodeModeOutput::Json { value: json!("b".repeat(22)) });
     let CodeModeOutput::Text { text } = &outcome.output[2] else { panic!() };
     assert!(text.starts_with(TRUNCATION_MARKER_PREFIX));
-    let output = ledger.output.lock().unwrap();
+    let guard = ledger.get();
+    let output = &guard.output;
     assert!(output.limit_exceeded(), "the runtime fails the run with output_limit_exceeded");
     assert_eq!(output.used_bytes(), 1024);
 }
@@ -120,15 +122,15 @@ fn output_is_cumulative_across_a_wait_and_returned_once() {
     let code = r#"text("12345"); await yield_control(); text("6789"); try { text("01"); } catch (e) { return "limit"; } return "no limit";"#;
     let step = vm.eval_cell(code, "user.js", deadline()).unwrap();
     assert_eq!(step, Step::Pending { pending_calls: 1 });
-    let first = ledger.output.lock().unwrap().take_new();
+    let first = ledger.get().output.take_new();
     assert_eq!(first, vec![CodeModeOutput::Text { text: "12345".into() }]);
     let calls = vm.take_host_calls();
     assert_eq!(
         codemode_bridge::decode_request(&calls[0].payload).unwrap(),
         HostRequest::Yield { reason: None }
     );
-    ledger.budgets.lock().unwrap().on_delivered();
-    vm.deliver(calls[0].id, to_delivery(Reply::null()), deadline()).unwrap();
+    ledger.get().budgets.on_delivered();
+    vm.deliver(calls[0].id, Delivery::null(), deadline()).unwrap();
     let step = vm.run_jobs(deadline()).unwrap();
     let outcome = drive(&mut vm, step, &ledger, &mut echo_host);
     assert_eq!(outcome.result.unwrap(), json!("limit"));

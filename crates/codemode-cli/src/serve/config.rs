@@ -115,10 +115,7 @@ impl GatewayConfig {
             "hostSource",
         ];
         if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-            return Err(invalid(
-                &format!("$.{key}"),
-                format!("unknown field; allowed: {}", FIELDS.join(", ")),
-            ));
+            return Err(invalid(&format!("$.{key}"), codemode_core::suggest::unknown_key(key, FIELDS)));
         }
         // A gateway exists for Code Mode: a `codeMode` object without `enabled` means enabled.
         let mut value = value.clone();

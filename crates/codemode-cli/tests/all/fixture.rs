@@ -165,6 +165,15 @@ fn validation_errors_name_the_path_and_the_fix() {
 }
 
 #[test]
+fn a_mistyped_key_gets_the_closest_allowed_one() {
+    // The one validation style of every file the project reads (config, fixture, gateway).
+    let message = load(json!({ "tool": [] })).unwrap_err().to_string();
+    assert!(message.contains("$.tool: unknown key; did you mean `tools`? allowed keys are "), "{message}");
+    let message = load(json!({ "zzzzzzzz": [] })).unwrap_err().to_string();
+    assert!(message.contains("unknown key; allowed keys are "), "no hint when nothing is close: {message}");
+}
+
+#[test]
 fn command_servers_resolve_cwd_against_the_file() {
     let catalog = load(json!({
         "mcpServers": { "fs": { "command": "npx", "args": ["-y", "srv"], "env": { "A": "1" }, "cwd": "work" } }

@@ -41,7 +41,12 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("codemode.json: $.mcpServer: unknown field; allowed: "), "{stderr}");
+    assert!(
+        stderr.contains(
+            "codemode.json: $.mcpServer: unknown key; did you mean `mcpServers`? allowed keys are "
+        ),
+        "{stderr}"
+    );
     std::fs::write(
         &config,
         r#"{ "servers": { "x": { "command": "run", "args": ["${env:CODEMODE_TEST_UNSET_VAR}"] } } }"#,

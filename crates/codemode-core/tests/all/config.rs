@@ -37,7 +37,7 @@ fn object_without_enabled_true_stays_disabled() {
 fn defaults_match_the_spec_table() {
     let c = CodeModeConfig::default();
     assert!(!c.enabled);
-    assert_eq!(c.languages, vec![Language::Javascript, Language::Typescript]);
+    assert_eq!(c.languages, vec![Language::JavaScript, Language::TypeScript]);
     assert_eq!(c.timeout_ms, 10_000);
     assert_eq!(c.memory_limit_bytes, 67_108_864);
     assert_eq!(c.max_output_bytes, 65_536);
@@ -110,11 +110,11 @@ fn search_limit_for_guest_requests() {
 
 #[test]
 fn languages_subset_dedup_and_order() {
-    assert_eq!(parse(json!({ "languages": ["typescript"] })).languages, vec![Language::Typescript]);
-    assert_eq!(parse(json!({ "languages": ["javascript"] })).languages, vec![Language::Javascript]);
+    assert_eq!(parse(json!({ "languages": ["typescript"] })).languages, vec![Language::TypeScript]);
+    assert_eq!(parse(json!({ "languages": ["javascript"] })).languages, vec![Language::JavaScript]);
     assert_eq!(
         parse(json!({ "languages": ["typescript", "javascript", "typescript"] })).languages,
-        vec![Language::Javascript, Language::Typescript]
+        vec![Language::JavaScript, Language::TypeScript]
     );
 }
 

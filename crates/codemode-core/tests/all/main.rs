@@ -2,6 +2,7 @@
 
 mod config;
 mod fuzz;
+mod guest;
 mod hint;
 mod ident;
 mod wire;

@@ -17,7 +17,7 @@ fn exec(value: Value) -> Result<codemode_core::ExecCell, String> {
 fn exec_code_defaults_to_javascript() {
     let cell = exec(json!({ "code": "return 1" })).unwrap();
     assert_eq!(cell.code, "return 1");
-    assert_eq!(cell.language, Language::Javascript);
+    assert_eq!(cell.language, Language::JavaScript);
     assert!(!cell.restart_safe);
 }
 
@@ -61,7 +61,7 @@ fn exec_rules_each_fail_with_a_message() {
 #[test]
 fn exec_disabled_language_is_rejected() {
     let config = CodeModeConfig::from_json(&json!({ "enabled": true, "languages": ["javascript"] })).unwrap();
-    let err = ExecInput::code("let x: number = 1").with_language(Language::Typescript).validate(&config);
+    let err = ExecInput::code("let x: number = 1").with_language(Language::TypeScript).validate(&config);
     assert_eq!(
         err.unwrap_err().message,
         "exec: language \"typescript\" is disabled here; use one of: \"javascript\"."
@@ -212,7 +212,7 @@ fn exec_schema_has_a_flat_language_enum_and_no_unions() {
     assert_eq!(schema["properties"]["restartSafe"]["type"], "boolean");
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["code"]));
-    let only_js = exec_input_schema(&[Language::Javascript]);
+    let only_js = exec_input_schema(&[Language::JavaScript]);
     assert_eq!(only_js["properties"]["language"]["enum"], json!(["javascript"]));
     let wait = wait_input_schema();
     for key in ["oneOf", "anyOf", "allOf", "$ref"] {

@@ -209,21 +209,23 @@ fn resolve_maps_identifiers_to_catalog_ids() {
 }
 
 #[test]
-fn guest_json_carries_files_and_the_identifier_table() {
+fn the_guest_table_carries_files_and_the_identifier_table() {
     let api = api();
-    let guest = api.to_guest_json();
-    assert_eq!(guest["version"], 1);
-    assert_eq!(guest["maxPathBytes"], MAX_PATH_BYTES);
-    let files = guest["files"].as_array().unwrap();
-    assert_eq!(files.len(), 3);
-    for (file, (path, content)) in files.iter().zip(api.files()) {
-        assert_eq!(file["path"], path);
-        assert_eq!(file["content"], content);
-        assert_eq!(file["bytes"], content.len());
+    let guest = api.guest_table();
+    assert_eq!(guest.files().len(), 3);
+    for (file, (path, content)) in guest.files().iter().zip(api.files()) {
+        assert_eq!((file.path(), file.content()), (path, content));
     }
-    let mut table = guest.clone();
-    table["files"] = Value::Null;
-    insta::assert_json_snapshot!("api_guest_table", table);
+    let servers: Vec<Value> = guest
+        .servers()
+        .iter()
+        .map(|s| {
+            let tools: Vec<Value> = s.tools().iter().map(|t| json!([t.ident(), t.name()])).collect();
+            json!({ "server": s.ident(), "serverName": s.name(), "hasResources": s.resources(),
+                    "hasPrompts": s.prompts(), "tools": tools })
+        })
+        .collect();
+    insta::assert_json_snapshot!("api_guest_table", servers);
 }
 
 #[test]

@@ -1,16 +1,17 @@
 //! Identifier mapping: reserved and dangerous names, collisions, bounds, and injectivity.
 
+use codemode_core::guest::MCP_SERVER_MEMBERS;
 use codemode_core::ident::is_identifier;
-use codemode_mcp::names::{MAX_IDENT_CHARS, NameTable, SERVER_MEMBER_NAMES};
+use codemode_mcp::names::{MAX_IDENT_CHARS, NameTable};
 use proptest::prelude::*;
 
 fn map(names: &[&str]) -> Vec<(String, String)> {
-    let table = NameTable::build(names.iter().copied(), SERVER_MEMBER_NAMES);
+    let table = NameTable::build(names.iter().copied(), MCP_SERVER_MEMBERS);
     table.entries().map(|(i, n)| (n.to_owned(), i.to_owned())).collect()
 }
 
 fn ident_of(name: &str) -> String {
-    NameTable::build([name], SERVER_MEMBER_NAMES).ident(name).unwrap().to_owned()
+    NameTable::build([name], MCP_SERVER_MEMBERS).ident(name).unwrap().to_owned()
 }
 
 #[test]
@@ -167,13 +168,13 @@ proptest! {
         names in prop::collection::vec(name_strategy(), 0..40),
         seed in any::<u64>(),
     ) {
-        let table = NameTable::build(names.iter().map(String::as_str), SERVER_MEMBER_NAMES);
+        let table = NameTable::build(names.iter().map(String::as_str), MCP_SERVER_MEMBERS);
         let unique: std::collections::BTreeSet<&str> = names.iter().map(String::as_str).collect();
         prop_assert_eq!(table.len(), unique.len());
         let mut seen = std::collections::HashSet::new();
         for (ident, name) in table.entries() {
             prop_assert!(is_identifier(ident), "{:?}", ident);
-            prop_assert!(!SERVER_MEMBER_NAMES.contains(&ident));
+            prop_assert!(!MCP_SERVER_MEMBERS.contains(&ident));
             prop_assert!(seen.insert(ident.to_owned()), "duplicate {:?}", ident);
             prop_assert_eq!(table.name(ident), Some(name));
             prop_assert_eq!(table.ident(name), Some(ident));
@@ -184,7 +185,7 @@ proptest! {
             let by = (seed % rotated.len() as u64) as usize;
             rotated.rotate_left(by);
         }
-        let other = NameTable::build(rotated.iter().map(String::as_str), SERVER_MEMBER_NAMES);
+        let other = NameTable::build(rotated.iter().map(String::as_str), MCP_SERVER_MEMBERS);
         for (ident, name) in table.entries() {
             prop_assert_eq!(other.ident(name), Some(ident));
         }

@@ -27,19 +27,11 @@ unsafe extern "C" {
     fn refusal(ptr: *mut u8, len: usize);
 }
 
-/// Status codes returned by `cm_eval_cell`, `cm_run_jobs` and `cm_status`.
-mod status {
-    pub const IDLE: i32 = 0;
-    pub const PENDING: i32 = 1;
-    /// Completed; the result buffer holds the value as JSON.
-    pub const COMPLETED: i32 = 2;
-    /// Failed; the result buffer holds the error record.
-    pub const FAILED: i32 = 3;
-    /// Completed with `undefined` or a value JSON cannot represent (function, symbol).
-    pub const COMPLETED_UNDEFINED: i32 = 4;
-    /// An internal failure of the guest itself (message in the result buffer).
-    pub const INTERNAL: i32 = -1;
-}
+/// The ABI's names and status codes, one file shared with the host.
+#[path = "../../src/abi_names.rs"]
+#[allow(dead_code)] // the host's import and export lists are not used here
+mod abi_names;
+use abi_names::status;
 
 struct Engine {
     rt: Runtime,
@@ -114,7 +106,7 @@ fn describe_thrown<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> (String, String, Strin
         "[symbol]".to_owned()
     } else {
         // Primitive: ToString runs no user code.
-        unsafe {
+        unsafe { // SAFETY: `ctx` and `v` are live handles of this runtime; the new value is owned by `from_raw`.
             let raw = qjs::JS_ToString(ctx.as_raw().as_ptr(), v.as_raw());
             let s = Value::from_raw(ctx.clone(), raw);
             s.as_string().and_then(|s| s.to_string().ok()).unwrap_or_default()
@@ -176,7 +168,7 @@ fn with_engine<R>(f: impl FnOnce(&Engine) -> R) -> Option<R> {
 /// Define an own data property (never runs setters that user code may have installed).
 fn define<'js>(ctx: &Ctx<'js>, obj: &Object<'js>, key: &str, value: Value<'js>) {
     let Ok(key) = std::ffi::CString::new(key) else { return };
-    unsafe {
+    unsafe { // SAFETY: live `ctx`/`obj` of this runtime; the property takes the duplicated reference.
         let raw = qjs::JS_DupValue(ctx.as_raw().as_ptr(), value.as_raw());
         qjs::JS_DefinePropertyValueStr(
             ctx.as_raw().as_ptr(),
@@ -191,7 +183,7 @@ fn define<'js>(ctx: &Ctx<'js>, obj: &Object<'js>, key: &str, value: Value<'js>) 
 /// An intrinsic `Error` (created from the realm's own constructor, so overwriting
 /// `globalThis.Error` does not matter) with `message` and optional `code`.
 fn plain_error<'js>(ctx: &Ctx<'js>, message: &str, code: Option<&str>) -> rquickjs::Result<Value<'js>> {
-    let obj = unsafe {
+    let obj = unsafe { // SAFETY: a live `ctx`; the new error's reference is owned by `from_raw`.
         let raw = qjs::JS_NewError(ctx.as_raw().as_ptr());
         Value::from_raw(ctx.clone(), raw)
     };
@@ -209,7 +201,7 @@ fn plain_error<'js>(ctx: &Ctx<'js>, message: &str, code: Option<&str>) -> rquick
 
 fn refusal_message(len: usize) -> String {
     let mut buf = vec![0u8; len];
-    unsafe { refusal(buf.as_mut_ptr(), len) };
+    unsafe { refusal(buf.as_mut_ptr(), len) }; // SAFETY: the host writes at most `len` bytes into `buf`.
     String::from_utf8_lossy(&buf).into_owned()
 }
 
@@ -227,7 +219,7 @@ fn js_host_call<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<
     let payload = payload.to_string()?;
     // The promise exists before the host records the call, so every recorded id can settle.
     let (promise, resolve, reject) = Promise::new(&ctx)?;
-    let r = unsafe { host_call(payload.as_ptr(), payload.len()) };
+    let r = unsafe { host_call(payload.as_ptr(), payload.len()) }; // SAFETY: the host only reads `len` bytes.
     if r < 0 {
         let msg = refusal_message((-(r + 1)) as usize);
         return Err(throw_plain(&ctx, &msg));
@@ -249,7 +241,7 @@ fn js_output<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<()>
         return Err(Exception::throw_type(&ctx, "__codemode_output expects a string payload"));
     };
     let payload = payload.to_string()?;
-    let r = unsafe { output(kind, payload.as_ptr(), payload.len()) };
+    let r = unsafe { output(kind, payload.as_ptr(), payload.len()) }; // SAFETY: the host only reads `len` bytes.
     if r < 0 {
         let msg = refusal_message((-(r + 1)) as usize);
         return Err(throw_plain(&ctx, &msg));
@@ -314,7 +306,7 @@ pub extern "C" fn cm_alloc(len: usize) -> *mut u8 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cm_dealloc(ptr: *mut u8, len: usize) {
     if !ptr.is_null() {
-        drop(unsafe { Vec::from_raw_parts(ptr, 0, len.max(1)) });
+        drop(unsafe { Vec::from_raw_parts(ptr, 0, len.max(1)) }); // SAFETY: the caller's contract (from `cm_alloc`).
     }
 }
 
@@ -346,7 +338,7 @@ unsafe fn read_str<'a>(ptr: *const u8, len: usize) -> Option<&'a str> {
     if len == 0 {
         return Some("");
     }
-    std::str::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len) }).ok()
+    std::str::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len) }).ok() // SAFETY: the caller's contract.
 }
 
 /// Evaluate a classic global script. Returns COMPLETED(_UNDEFINED) with the completion value
@@ -361,7 +353,7 @@ pub unsafe extern "C" fn cm_eval_script(
     name_ptr: *const u8,
     name_len: usize,
 ) -> i32 {
-    let (Some(src), Some(name)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(name_ptr, name_len) })
+    let (Some(src), Some(name)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(name_ptr, name_len) }) // SAFETY: the host passes buffers it wrote into guest memory (ptr/len pairs).
     else {
         return internal("script is not UTF-8");
     };
@@ -403,7 +395,7 @@ pub unsafe extern "C" fn cm_eval_cell(
     name_ptr: *const u8,
     name_len: usize,
 ) -> i32 {
-    let (Some(body), Some(name)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(name_ptr, name_len) })
+    let (Some(body), Some(name)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(name_ptr, name_len) }) // SAFETY: the host passes buffers it wrote into guest memory (ptr/len pairs).
     else {
         return internal("cell is not UTF-8");
     };
@@ -524,7 +516,7 @@ pub unsafe extern "C" fn cm_deliver(
     code_ptr: *const u8,
     code_len: usize,
 ) -> i32 {
-    let (Some(text), Some(code)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(code_ptr, code_len) })
+    let (Some(text), Some(code)) = (unsafe { read_str(ptr, len) }, unsafe { read_str(code_ptr, code_len) }) // SAFETY: the host passes buffers it wrote into guest memory (ptr/len pairs).
     else {
         return -2;
     };

@@ -241,3 +241,54 @@ fn the_monotonic_clock_counts_from_the_first_cell_and_across_a_restore() {
     assert!(times[0] < 250.0, "starts near 0, not at the VM's start or process uptime: {pair}");
     assert!(times[1] >= times[0] + 200.0, "suspended time counts: {pair}");
 }
+
+/// An interrupt from another thread stops an endless loop well before its deadline, terminates
+/// the VM, and leaves the sandbox working; an interrupt sent before a step stops that step.
+#[test]
+fn an_interrupt_stops_a_running_step_and_terminates_the_vm() {
+    let _g = serial();
+    let sb = sandbox();
+    let mut vm = sb.start().unwrap();
+    let handle = vm.interrupt_handle();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        handle.interrupt();
+    });
+    let started = Instant::now();
+    let r = vm.eval_cell("for (;;) {}", "user.js", Instant::now() + Duration::from_secs(30));
+    assert_eq!(r, Err(SandboxError::Interrupted));
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped after {:?}", started.elapsed());
+    stopper.join().unwrap();
+    assert!(matches!(vm.eval_cell("return 1", "user.js", soon()), Err(SandboxError::Terminated { .. })));
+    let mut other = sb.start().unwrap();
+    other.interrupt_handle().interrupt();
+    assert_eq!(other.eval_cell("return 1", "user.js", soon()), Err(SandboxError::Interrupted));
+    let mut fresh = sb.start().unwrap();
+    assert_eq!(fresh.eval_cell("return 1 + 1", "user.js", soon()).unwrap(), completed("2"));
+}
+
+/// A guest call from a thread with a small native stack (an async worker's 2 MiB, here 512 KiB)
+/// runs on a pooled stack segment: deep guest recursion still ends in a catchable RangeError.
+#[test]
+fn guest_calls_on_a_small_stack_thread_work() {
+    let _g = serial();
+    let sb = sandbox();
+    let out = std::thread::Builder::new()
+        .stack_size(512 << 10)
+        .spawn(move || {
+            let mut vm = sb.start().unwrap();
+            let deep = vm
+                .eval_cell(
+                    "function f(n) { return f(n + 1) + 1 } try { f(0) } catch (e) { return e.name }",
+                    "user.js",
+                    soon(),
+                )
+                .unwrap();
+            let again = vm.eval_cell("return 6 * 7", "user.js", soon()).unwrap();
+            (deep, again)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out, (completed("\"RangeError\""), completed("42")));
+}

@@ -227,8 +227,9 @@ fn admission_defaults_fit_a_24_gib_machine() {
     assert_eq!(limits.max_guest_memory_bytes, 8 << 30);
     assert_eq!(limits.max_queued, 1024);
     assert_eq!(limits.max_queue_wait, Duration::from_secs(10));
-    // Below the sandbox's pool (1,000 live VMs) with room for the warm spares.
-    assert!(limits.max_vms + 8 <= codemode::SandboxConfig::default().max_live_vms);
+    // Below the sandbox's pool (1,000 live VMs) with room for the warm spares (8 on idle VM
+    // threads, 8 for `GuestThread::Caller` runs).
+    assert!(limits.max_vms + 16 <= codemode::SandboxConfig::default().max_live_vms);
 }
 
 // ---- the run's clock ----
@@ -282,7 +283,15 @@ async fn a_full_sandbox_pool_is_busy_without_rust_names() {
             })
         })
         .collect();
-    // Two VMs can be live; the others fail at once.
+    // Two VMs can be live; the others fail at once. Approving only once two calls hold both VMs
+    // (and the other two execs have ended) keeps the outcome independent of scheduling.
+    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while host.call_count() < 2 || handles.iter().filter(|h| h.is_finished()).count() < 2 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "two calls held both VMs and the other execs ended");
     let mut busy = 0;
     for _ in 0..4 {
         host.approve("openclaw:core:approve_me");
@@ -295,5 +304,5 @@ async fn a_full_sandbox_pool_is_busy_without_rust_names() {
             busy += 1;
         }
     }
-    assert!(busy >= 1, "at least one of four execs found the two-slot pool full");
+    assert_eq!(busy, 2, "two of four execs found the two-slot pool full");
 }

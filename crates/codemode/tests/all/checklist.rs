@@ -82,7 +82,7 @@ fn enabled_config_exposes_exec_wait_and_only_the_required_direct_only_tools() {
     assert!(!exec.description.contains("API.read"));
     // Hook metadata.
     assert_eq!(
-        codemode::exec_hook_metadata(&ExecInput::code("1").with_language(Language::Typescript)),
+        codemode::exec_hook_metadata(&ExecInput::code("1").with_language(Language::TypeScript)),
         json!({ "toolKind": "code_mode_exec", "toolInputKind": "typescript" })
     );
     assert_eq!(codemode::exec_hook_metadata(&ExecInput::code("1"))["toolInputKind"], "javascript");
@@ -336,7 +336,7 @@ async fn typescript_input_is_transformed_and_evaluated_without_loading_typescrip
     let disabled = fixture_with(CodeModeConfig::default(), fixture_tools(), NamespaceRegistry::new());
     let r = disabled
         .cm
-        .exec(&scope(), ExecInput::code("return 1 as number;").with_language(Language::Typescript))
+        .exec(&scope(), ExecInput::code("return 1 as number;").with_language(Language::TypeScript))
         .await;
     assert_eq!(r.code(), Some(CodeModeErrorCode::InvalidInput));
     // Other tests may run TypeScript cells concurrently; this one checks its own cells by value.
@@ -345,7 +345,7 @@ interface Shipment { id: string; paid: boolean; tons: number }
 enum Kind { Heavy = "heavy" }
 const list: Shipment[] = await tools.callValue("openclaw:shipping:shipping_list", {});
 return list.filter((s): boolean => s.tons > 10).map((s) => `${s.id}:${Kind.Heavy}`);"#;
-    let r = f.cm.exec(&scope(), ExecInput::code(ts).with_language(Language::Typescript)).await;
+    let r = f.cm.exec(&scope(), ExecInput::code(ts).with_language(Language::TypeScript)).await;
     assert_eq!(value(&r), json!(["s1:heavy", "s2:heavy"]));
     assert!(codemode::typescript_transform_count() > before);
     // A JavaScript-only config rejects TypeScript.
@@ -354,12 +354,12 @@ return list.filter((s): boolean => s.tons > 10).map((s) => `${s.id}:${Kind.Heavy
         fixture_tools(),
         NamespaceRegistry::new(),
     );
-    let r = js_only.cm.exec(&scope(), ExecInput::code("return 1;").with_language(Language::Typescript)).await;
+    let r = js_only.cm.exec(&scope(), ExecInput::code("return 1;").with_language(Language::TypeScript)).await;
     assert!(error(&r).contains("disabled"), "{r:?}");
     // A TypeScript error is reported at the user's position.
     let r = f
         .cm
-        .exec(&scope(), ExecInput::code("const a: number = 1;\nnull.x;").with_language(Language::Typescript))
+        .exec(&scope(), ExecInput::code("const a: number = 1;\nnull.x;").with_language(Language::TypeScript))
         .await;
     assert!(error(&r).contains("(at user.ts:2:"), "{}", error(&r));
 }
@@ -481,26 +481,29 @@ async fn expired_aborted_wrong_session_and_unknown_run_ids_fail() {
     let unknown = f.wait("cm_nope").await;
     assert_eq!(
         (unknown.code(), error(&unknown)),
-        (Some(CodeModeErrorCode::InvalidInput), codemode::UNAVAILABLE.into())
+        (Some(CodeModeErrorCode::InvalidInput), "code mode run is unavailable or expired.".into())
     );
     // Wrong session / wrong agent run.
     let id = run_id(&f.run("await yield_control(); return 'resumed';").await);
     let other = codemode::RunScope::new("session-2", "turn-1");
     let r = f.cm.wait(&other, WaitInput { run_id: id.clone() }).await;
-    assert_eq!(error(&r), codemode::OTHER_SESSION);
+    assert_eq!(error(&r), "code mode run belongs to a different session.");
     let r =
         f.cm.wait(&codemode::RunScope::new("session-1", "turn-9"), WaitInput { run_id: id.clone() }).await;
-    assert_eq!(error(&r), codemode::OTHER_AGENT_RUN);
+    assert_eq!(error(&r), "code mode run belongs to a different agent run.");
     assert_eq!(value(&f.wait(&id).await), json!("resumed"), "failed waits leave the run intact");
     // Aborted: cancel a suspended run.
     let id = run_id(&f.run("await yield_control(); return 1;").await);
     assert!(f.cm.cancel(&id));
-    assert_eq!(error(&f.wait(&id).await), codemode::UNAVAILABLE);
+    assert_eq!(error(&f.wait(&id).await), "code mode run is unavailable or expired.");
     // Expired.
     let id = run_id(&f.run("await yield_control(); return 1;").await);
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = f.wait(&id).await;
-    assert_eq!((r.code(), error(&r)), (Some(CodeModeErrorCode::InvalidInput), codemode::UNAVAILABLE.into()));
+    assert_eq!(
+        (r.code(), error(&r)),
+        (Some(CodeModeErrorCode::InvalidInput), "code mode run is unavailable or expired.".into())
+    );
     assert_eq!(f.cm.run_count(), 0);
 }
 

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use codemode::{AbortSignal, CodeModeErrorCode, CodeModeResult, ExecInput, RunScope, WaitInput, WaitReason};
+use codemode::{
+    AbortSignal, Admission, AdmissionLimits, CodeMode, CodeModeErrorCode, CodeModeResult, ExecInput,
+    RunScope, WaitInput, WaitReason,
+};
 use serde_json::json;
 
 use crate::support::*;
@@ -78,7 +81,7 @@ async fn a_second_concurrent_wait_is_refused() {
         f.host.approve("openclaw:core:approve_me");
         r
     });
-    assert_eq!(error(&second), codemode::ALREADY_RESUMING);
+    assert_eq!(error(&second), "code mode run is already being resumed.");
     assert_eq!(second.code(), Some(CodeModeErrorCode::InvalidInput));
     assert_eq!(value(&first), json!({ "approved": true }));
 }
@@ -109,19 +112,42 @@ async fn nested_calls_after_a_resume_keep_the_original_exec_call_identity() {
     assert_eq!(calls[0].run_id, id);
 }
 
+fn sharing(admission: &Admission) -> CodeMode {
+    CodeMode::builder(config(json!({})))
+        .tools(fixture_tools())
+        .host(ScriptedHost::new())
+        .admission(admission.clone())
+        .build()
+        .unwrap()
+}
+
 #[tokio::test]
-async fn at_most_64_runs_are_suspended_at_once() {
-    let f = fixture(json!({}));
-    for _ in 0..codemode::MAX_SUSPENDED_RUNS {
-        run_id(&f.run("await yield_control(); return 1;").await);
+async fn at_most_64_runs_are_suspended_at_once_by_every_runtime_together() {
+    // A budget of its own: the other tests of this binary park runs under the global one.
+    let admission = Admission::new(AdmissionLimits::default());
+    let (a, b) = (sharing(&admission), sharing(&admission));
+    let park = "await yield_control(); return 1;";
+    for i in 0..codemode::MAX_SUSPENDED_RUNS {
+        let cm = if i % 2 == 0 { &a } else { &b };
+        run_id(&cm.exec(&scope(), ExecInput::code(park)).await);
     }
-    assert_eq!(f.cm.run_count(), 64);
-    let r = f.run("text('kept'); await yield_control(); return 1;").await;
-    assert_eq!((r.code(), error(&r)), (Some(CodeModeErrorCode::InvalidInput), codemode::TOO_MANY.into()));
-    assert_eq!(r.output().len(), 1, "output produced before the refusal is kept");
-    assert_eq!(f.cm.run_count(), 64);
-    assert_eq!(f.cm.shutdown(), 64);
-    assert_eq!(f.cm.run_count(), 0);
+    assert_eq!((a.run_count(), b.run_count()), (32, 32));
+    assert_eq!(admission.usage().suspended_runs, 64);
+    for cm in [&a, &b] {
+        let r = cm.exec(&scope(), ExecInput::code("text('kept'); await yield_control(); return 1;")).await;
+        assert_eq!(
+            (r.code(), error(&r)),
+            (Some(CodeModeErrorCode::InvalidInput), "too many suspended code mode runs.".into())
+        );
+        assert_eq!(r.output().len(), 1, "output produced before the refusal is kept");
+    }
+    assert_eq!(a.shutdown(), 32);
+    assert_eq!(admission.usage().suspended_runs, 32);
+    // A freed place is anyone's: b holds 33 now.
+    run_id(&b.exec(&scope(), ExecInput::code(park)).await);
+    assert_eq!((b.run_count(), admission.usage().suspended_runs), (33, 33));
+    assert_eq!(b.shutdown(), 33);
+    assert_eq!(admission.usage().suspended_runs, 0);
 }
 
 #[tokio::test]
@@ -132,7 +158,7 @@ async fn session_end_discards_its_runs_only() {
     let theirs = f.cm.exec(&other_scope, ExecInput::code("await yield_control(); return 2;")).await;
     let theirs = run_id(&theirs);
     assert_eq!(f.cm.end_session("session-1"), 1);
-    assert_eq!(error(&f.wait(&mine).await), codemode::UNAVAILABLE);
+    assert_eq!(error(&f.wait(&mine).await), "code mode run is unavailable or expired.");
     assert_eq!(value(&f.cm.wait(&other_scope, WaitInput { run_id: theirs }).await), json!(2));
 }
 
@@ -170,7 +196,7 @@ async fn a_host_abort_fails_the_run_with_aborted_and_parks_nothing() {
     });
     assert_eq!(r.code(), Some(CodeModeErrorCode::Aborted));
     assert_eq!(f.cm.run_count(), 0);
-    assert_eq!(error(&f.wait(&id).await), codemode::UNAVAILABLE);
+    assert_eq!(error(&f.wait(&id).await), "code mode run is unavailable or expired.");
 }
 
 #[tokio::test]
@@ -354,7 +380,7 @@ async fn dropping_an_exec_or_wait_future_leaves_nothing_behind() {
     let dropped = tokio::time::timeout(Duration::from_millis(100), f.wait(&id)).await;
     assert!(dropped.is_err());
     assert_eq!(f.cm.run_count(), 0, "a dropped wait discards the run instead of leaving it half-resumed");
-    assert_eq!(error(&f.wait(&id).await), codemode::UNAVAILABLE);
+    assert_eq!(error(&f.wait(&id).await), "code mode run is unavailable or expired.");
 }
 
 /// An embedder that is not OpenClaw names its host source: the ids the guest sees, the quick index,

@@ -4,9 +4,13 @@ mod bounds;
 mod checklist;
 mod concurrency;
 mod discovery;
+mod guest_thread;
 mod lifecycle;
 mod namespaces;
 mod positions;
 mod preparation;
+mod scale;
 mod support;
 mod surface;
+#[path = "../../benches/support/synthetic.rs"]
+mod synthetic;

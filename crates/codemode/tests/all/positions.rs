@@ -7,7 +7,7 @@ use codemode::{ExecInput, Language};
 use crate::support::{error, fixture, scope, value};
 
 async fn ts_error(f: &crate::support::Fixture, code: &str) -> String {
-    error(&f.cm.exec(&scope(), ExecInput::code(code).with_language(Language::Typescript)).await)
+    error(&f.cm.exec(&scope(), ExecInput::code(code).with_language(Language::TypeScript)).await)
 }
 
 /// The `(at file:line:column)` suffix of an error message.

@@ -13,7 +13,7 @@ fn js(code: String) -> ExecInput {
 }
 
 fn ts(code: String) -> ExecInput {
-    ExecInput::code(code).with_language(Language::Typescript)
+    ExecInput::code(code).with_language(Language::TypeScript)
 }
 
 fn repros() -> Vec<(&'static str, ExecInput)> {

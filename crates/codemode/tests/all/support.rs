@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use codemode::{
-    CodeMode, CodeModeConfig, CodeModeEvent, CodeModeResult, EventSink, ExecInput, McpServer,
+    CodeMode, CodeModeConfig, CodeModeEvent, CodeModeResult, EventSink, ExecInput, GuestThread, McpServer,
     NamespaceRegistry, NestedCall, RunScope, ToolAnnotations, ToolError, ToolHost, ToolOrigin, ToolOutcome,
     ToolSpec, WaitInput,
 };
@@ -204,6 +204,20 @@ pub struct Fixture {
 }
 
 pub fn fixture_with(config: CodeModeConfig, tools: Vec<ToolSpec>, registry: NamespaceRegistry) -> Fixture {
+    fixture_on(config, tools, registry, GuestThread::Dedicated)
+}
+
+/// [`fixture`] whose guest steps run on `thread`.
+pub fn fixture_thread(extra: Value, thread: GuestThread) -> Fixture {
+    fixture_on(config(extra), fixture_tools(), NamespaceRegistry::new(), thread)
+}
+
+pub fn fixture_on(
+    config: CodeModeConfig,
+    tools: Vec<ToolSpec>,
+    registry: NamespaceRegistry,
+    thread: GuestThread,
+) -> Fixture {
     let host = ScriptedHost::new();
     host.set(
         "openclaw:shipping:shipping_list",
@@ -226,6 +240,7 @@ pub fn fixture_with(config: CodeModeConfig, tools: Vec<ToolSpec>, registry: Name
         .host(host.clone())
         .events(events.clone())
         .namespaces(registry)
+        .guest_thread(thread)
         .mcp_servers(vec![{
             let mut server = McpServer::new("github", vec![]);
             server.has_resources = true;

@@ -1,0 +1,209 @@
+//! Costs as the catalog grows: synthetic catalogs of 100, 1,000 and 10,000 MCP tools built from the
+//! 16 public catalogs' shapes (`support/synthetic.rs`), beside a 1-tool runtime. Per size:
+//! `CodeMode` build time, a trivial exec (paced 2 ms apart, like model turns) and its ratio to the
+//! 1-tool case, `API.search`'s host-side ranking (`Catalog::search_mcp`, limit 8) per query of
+//! `data/search-intents.json`, and the first search (which builds the index), the resident memory
+//! a built `CodeMode` adds, and the model-visible sizes (surface, quick index, `.d.ts` files). It also
+//! prints how much of a build is `Catalog::build` and `McpApi::build` (the rest is the guest API's
+//! boot into the base image).
+//!
+//! `cargo bench -p codemode --bench scale` (`-- --write` rewrites the `scale` table of
+//! `BENCHMARKS.md`; `CODEMODE_SCALE_SIZES=100,1000` picks sizes).
+
+#[path = "support/synthetic.rs"]
+mod synthetic;
+#[path = "../../codemode-core/benches/support/tables.rs"]
+mod tables;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use codemode::{
+    CodeMode, CodeModeConfig, ExecInput, McpServer, NamespaceRegistry, NestedCall, RunOptions, RunScope,
+    ToolError, ToolHost, ToolOutcome, ToolSpec, definition_chars,
+};
+use codemode_catalog::{Catalog, CatalogOptions, QuickIndexOptions};
+use codemode_mcp::{McpApi, McpApiOptions};
+
+struct Echo;
+
+#[async_trait]
+impl ToolHost for Echo {
+    async fn call(&self, call: NestedCall) -> Result<ToolOutcome, ToolError> {
+        Ok(ToolOutcome::details(call.input))
+    }
+}
+
+fn build(tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
+    CodeMode::builder(CodeModeConfig::enabled())
+        .tools(tools)
+        .mcp_servers(servers)
+        .host(Arc::new(Echo))
+        .namespaces(NamespaceRegistry::new())
+        .build()
+        .unwrap()
+}
+
+/// Resident set size of this process, bytes (Linux; 0 elsewhere).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn queries() -> Vec<String> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/search-intents.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let intents: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    intents.iter().filter_map(|i| i["query"].as_str().map(str::to_owned)).collect()
+}
+
+const EXECS: usize = 200;
+
+/// Median of `EXECS` trivial execs paced 2 ms apart (after 10 warm-up runs).
+fn trivial_exec(runtime: &tokio::runtime::Runtime, cm: &CodeMode) -> Duration {
+    let scope = RunScope::new("bench", "bench");
+    let mut samples = Vec::with_capacity(EXECS);
+    for i in 0..EXECS + 10 {
+        std::thread::sleep(Duration::from_millis(2));
+        let started = Instant::now();
+        let r = runtime.block_on(cm.exec(&scope, ExecInput::code("return 1 + 1;")));
+        let took = started.elapsed();
+        assert_eq!(r.status(), "completed", "{:?}", r.to_json());
+        if i >= 10 {
+            samples.push(took);
+        }
+    }
+    median(samples)
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let sizes: Vec<usize> = std::env::var("CODEMODE_SCALE_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|n| n.trim().replace('_', "").parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 1_000, 10_000]);
+    let queries = queries();
+    // The process-wide sandbox (module compile + prelude) is created by the first build.
+    let one_tool = || build(vec![ToolSpec::core("echo")], Vec::new());
+    drop(one_tool());
+    let baseline = trivial_exec(&runtime, &one_tool());
+    println!("1 tool: trivial exec median {:.1} µs", micros(baseline));
+    let mut table = tables::Table::new(
+        "scale",
+        "Scale",
+        &[
+            "catalog",
+            "build median ms",
+            "trivial exec median µs",
+            "vs 1 tool",
+            "search median µs",
+            "first search ms",
+            "memory per CodeMode MiB",
+            "surface chars",
+            "quick index chars",
+            ".d.ts total KiB",
+        ],
+    );
+    table.row(vec![
+        "1 tool".into(),
+        String::new(),
+        format!("{:.1}", micros(baseline)),
+        "1.00x".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+    for n in sizes {
+        let servers = synthetic::synthetic_servers(n);
+        let specs = synthetic::specs(&servers);
+        // Build time (inputs cloned outside the clock).
+        let rounds = if n >= 10_000 { 5 } else { 10 };
+        let mut builds = Vec::new();
+        for _ in 0..rounds {
+            let (tools, servers) = (specs.clone(), servers.clone());
+            let started = Instant::now();
+            let cm = build(tools, servers);
+            builds.push(started.elapsed());
+            drop(cm);
+        }
+        // Where the build goes: the catalog (hints, names, search documents) and the MCP API (every
+        // `.d.ts`); the rest is the guest API's boot into the base image.
+        let started = Instant::now();
+        std::hint::black_box(Catalog::build(specs.clone(), &CatalogOptions::default()).len());
+        let catalog_ms = started.elapsed().as_secs_f64() * 1e3;
+        let started = Instant::now();
+        std::hint::black_box(McpApi::build(&servers, &McpApiOptions::default()).files().len());
+        let mcp_ms = started.elapsed().as_secs_f64() * 1e3;
+        println!("{n} tools: build phases: Catalog::build {catalog_ms:.1} ms, McpApi::build {mcp_ms:.1} ms");
+        // Memory: what three more built (and once-run) runtimes hold, per runtime.
+        let before = rss_bytes();
+        let held: Vec<CodeMode> = (0..3).map(|_| build(specs.clone(), servers.clone())).collect();
+        for cm in &held {
+            let r = runtime.block_on(cm.exec(&RunScope::new("m", "m"), ExecInput::code("return 1;")));
+            assert_eq!(r.status(), "completed");
+        }
+        let per = rss_bytes().saturating_sub(before) as f64 / 3.0 / (1 << 20) as f64;
+        drop(held);
+        let cm = build(specs.clone(), servers.clone());
+        let exec = trivial_exec(&runtime, &cm);
+        // Search: the first query builds the index.
+        let fresh = build(specs.clone(), servers.clone());
+        let started = Instant::now();
+        std::hint::black_box(fresh.catalog().search_mcp(&queries[0], 8).len());
+        let first = started.elapsed();
+        let mut searches = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let started = Instant::now();
+            std::hint::black_box(cm.catalog().search_mcp(q, 8).len());
+            searches.push(started.elapsed());
+        }
+        let surface: usize =
+            cm.model_surface(&RunOptions::default()).tools().iter().map(definition_chars).sum();
+        let quick = cm.catalog().quick_index(&QuickIndexOptions::default()).chars().count();
+        let dts: usize = cm.mcp_api().map_or(0, |api| api.files().map(|(_, c)| c.len()).sum());
+        let name = format!("{} tools", group(n));
+        let row = vec![
+            name.clone(),
+            format!("{:.1}", median(builds).as_secs_f64() * 1e3),
+            format!("{:.1}", micros(exec)),
+            format!("{:.2}x", micros(exec) / micros(baseline)),
+            format!("{:.1}", micros(median(searches))),
+            format!("{:.2}", first.as_secs_f64() * 1e3),
+            format!("{per:.1}"),
+            surface.to_string(),
+            quick.to_string(),
+            format!("{:.0}", dts as f64 / 1024.0),
+        ];
+        println!("{}", row.join("  "));
+        table.row(row);
+    }
+    tables::publish(&[table]);
+}
+
+/// `10000` as `10,000`.
+fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
