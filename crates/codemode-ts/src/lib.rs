@@ -71,6 +71,7 @@
 struct ReadmeDoctests;
 
 mod diagnostic;
+mod early_errors;
 mod enums;
 mod module_check;
 mod nesting;
@@ -372,24 +373,19 @@ fn strip_parsed(
     }
     let map = if edits.is_empty() { Rewritten::identity(text) } else { rewrite::apply(text, edits) };
     if language == Language::TypeScript {
-        // oxc's TypeScript mode accepts a few things its JavaScript mode rejects (e.g. the invalid
-        // identifier escape in `p\_`): the output must be JavaScript too, or the cell would only fail
-        // later, inside the sandbox. Lines are kept, so positions still point into the user's source.
-        let allocator = Allocator::default();
-        let reparsed = parse(&allocator, &map.code, Language::JavaScript);
-        if reparsed.panicked || !reparsed.diagnostics.is_empty() {
-            return StripReturn::failed(language, syntax_diagnostics(&map.code, language, &reparsed));
-        }
-        let mut strict = strict_check::StrictCheck::default();
-        strict.visit_program(&reparsed.program);
-        if !strict.findings.is_empty() {
+        // The output must be a script the engine accepts: oxc's TypeScript mode accepts a few
+        // things its JavaScript mode rejects (e.g. the invalid identifier escape in `p\_`, a
+        // parameter named `public` in a class), and TypeScript itself lets the ECMAScript spec's
+        // early errors through (`let x = 1; let x = 2`, duplicate parameters in strict code,
+        // `break` to a missing label). Otherwise the cell would only fail later, inside the sandbox,
+        // with no code. Lines are kept, so positions map back into the user's source.
+        let findings = early_errors::check(&map.code, MAX_DIAGNOSTICS);
+        if !findings.is_empty() {
             let index = diagnostic::LineIndex::new(&map.code);
-            let diagnostics = strict
-                .findings
+            let diagnostics = findings
                 .iter()
-                .take(MAX_DIAGNOSTICS)
                 .map(|f| {
-                    let (line, column) = index.position(&map.code, f.span.start);
+                    let (line, column) = index.position(&map.code, f.offset);
                     let at = map.map(line, column).map_or((line, column), |p| insertions.source_position(p));
                     Diagnostic::at_position(DiagnosticKind::Syntax, f.message.clone(), source, at)
                 })
