@@ -45,6 +45,21 @@
 //!    [`DiagnosticKind::Unsupported`]) that suggests a plain object; type-only and `declare`d
 //!    namespaces are erased. Decorators are rejected the same way (QuickJS does not run them).
 //!    There is no type checking and no module resolution.
+//! 6. **Early errors** (TypeScript only). The output is parsed again as the script the sandbox
+//!    evaluates (the body of a non-strict `async function`) and checked with oxc's semantic
+//!    analysis: the ECMAScript spec's early errors that the parser does not report and
+//!    `transpileModule` lets through, so that the engine would refuse the whole cell with a
+//!    `SyntaxError` and no code. Among them: `let`/`const`/`class` declared twice or next to a
+//!    `var`/function of the same name, duplicate parameters in strict code, arrows, methods or with
+//!    non-simple parameters, `break`/`continue` to a label no statement around has (also across an
+//!    arrow function), a label declared twice, duplicate `__proto__`, `new.target` and `super`
+//!    outside where they are allowed, `delete` of a name and octal literals in strict code, two
+//!    constructors, a private name declared twice, strict-mode reserved words as names, and invalid
+//!    regular expressions. Checking the output, not the TypeScript, keeps what only looks
+//!    duplicated in TypeScript (overloads, merged enums and interfaces, a type and a value of one
+//!    name): by then it is gone or a `var`. Each is a [`DiagnosticKind::Syntax`] diagnostic at the
+//!    user's position. It costs one more parse and one semantic pass per TypeScript cell, on an
+//!    output of the input's size and nesting.
 //!
 //! Positions: the output keeps every line. Columns are the user's columns except after generated
 //! code on the same line (see above); [`StripReturn::map_position`] maps any position of the
