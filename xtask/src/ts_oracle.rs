@@ -4,7 +4,10 @@
 //! `// expect: <json>`), strips it with codemode-ts and transpiles it with `typescript@5`'s
 //! `transpileModule` (target ES2022; version 7 has no `transpileModule`), evaluates both under
 //! Node as the body of an async function, and compares the JSON of the two values with each other
-//! and with the expected value. Prints a table; exits non-zero on any difference.
+//! and with the expected value. Prints a table; exits non-zero on any difference. A fixture whose
+//! expected value is `"rejected"` is a program tsc emits and the engine refuses (an early error such
+//! as a duplicate `let`): codemode-ts must reject it and Node must throw a `SyntaxError` on tsc's
+//! output.
 //!
 //! `typescript@5` is installed with npm into `$HOME/.cache/codemode-npm` on first use (override
 //! with `CODEMODE_NPM_CACHE`). Needs `node` and `npm` on `PATH`.
@@ -133,7 +136,12 @@ pub fn compare(generated: usize, seed: u64, show: usize) -> Result<()> {
             ours.as_str().is_some_and(|s| s.starts_with("rejected: ")) && r["officialRejects"] == true;
         let same = ours == official || both_reject;
         // Generated programs have no expected value: agreement with tsc is the check.
-        let right = expected.as_str() == Some("null") || ours == expected;
+        // A fixture that expects `"rejected"` is one that tsc lets through and the engine refuses
+        // (an early error): ours must reject it before it runs.
+        let right = expected.as_str() == Some("null")
+            || ours == expected
+            || (expected.as_str() == Some("\"rejected\"")
+                && ours.as_str().is_some_and(|s| s.starts_with("rejected: ")));
         let name = r["name"].as_str().unwrap_or("?");
         // tsc reported nothing but printed JavaScript that does not parse (its printer glues
         // `-(-1 as number)` into `--1`): there is no reference value to compare ours with. Counted

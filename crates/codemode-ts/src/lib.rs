@@ -46,6 +46,21 @@
 //!    [`DiagnosticKind::Unsupported`]) that suggests a plain object; type-only and `declare`d
 //!    namespaces are erased. Decorators are rejected the same way (QuickJS does not run them).
 //!    There is no type checking and no module resolution.
+//! 6. **Early errors** (TypeScript only). The output is parsed again as the script the sandbox
+//!    evaluates (the body of a non-strict `async function`) and checked with oxc's semantic
+//!    analysis: the ECMAScript spec's early errors that the parser does not report and
+//!    `transpileModule` lets through, so that the engine would refuse the whole cell with a
+//!    `SyntaxError` and no code. Among them: `let`/`const`/`class` declared twice or next to a
+//!    `var`/function of the same name, duplicate parameters in strict code, arrows, methods or with
+//!    non-simple parameters, `break`/`continue` to a label no statement around has (also across an
+//!    arrow function), a label declared twice, duplicate `__proto__`, `new.target` and `super`
+//!    outside where they are allowed, `delete` of a name and octal literals in strict code, two
+//!    constructors, a private name declared twice, strict-mode reserved words as names, and invalid
+//!    regular expressions. Checking the output, not the TypeScript, keeps what only looks
+//!    duplicated in TypeScript (overloads, merged enums and interfaces, a type and a value of one
+//!    name): by then it is gone or a `var`. Each is a [`DiagnosticKind::Syntax`] diagnostic at the
+//!    user's position. It costs one more parse and one semantic pass per TypeScript cell, on an
+//!    output of the input's size and nesting.
 //!
 //! Positions: the output keeps every line. Columns are the user's columns except after generated
 //! code on the same line (see above); [`StripReturn::map_position`] maps any position of the
@@ -72,6 +87,7 @@
 struct ReadmeDoctests;
 
 mod diagnostic;
+mod early_errors;
 mod enums;
 mod module_check;
 mod nesting;
@@ -378,24 +394,19 @@ fn strip_parsed(
     }
     let map = if edits.is_empty() { Rewritten::identity(text) } else { rewrite::apply(text, edits) };
     if language == Language::TypeScript {
-        // oxc's TypeScript mode accepts a few things its JavaScript mode rejects (e.g. the invalid
-        // identifier escape in `p\_`): the output must be JavaScript too, or the cell would only fail
-        // later, inside the sandbox. Lines are kept, so positions still point into the user's source.
-        let allocator = Allocator::default();
-        let reparsed = parse(&allocator, &map.code, Language::JavaScript);
-        if reparsed.panicked || !reparsed.diagnostics.is_empty() {
-            return StripReturn::failed(language, syntax_diagnostics(&map.code, language, &reparsed));
-        }
-        let mut strict = strict_check::StrictCheck::default();
-        strict.visit_program(&reparsed.program);
-        if !strict.findings.is_empty() {
+        // The output must be a script the engine accepts: oxc's TypeScript mode accepts a few
+        // things its JavaScript mode rejects (e.g. the invalid identifier escape in `p\_`, a
+        // parameter named `public` in a class), and TypeScript itself lets the ECMAScript spec's
+        // early errors through (`let x = 1; let x = 2`, duplicate parameters in strict code,
+        // `break` to a missing label). Otherwise the cell would only fail later, inside the sandbox,
+        // with no code. Lines are kept, so positions map back into the user's source.
+        let findings = early_errors::check(&map.code, MAX_DIAGNOSTICS);
+        if !findings.is_empty() {
             let index = diagnostic::LineIndex::new(&map.code);
-            let diagnostics = strict
-                .findings
+            let diagnostics = findings
                 .iter()
-                .take(MAX_DIAGNOSTICS)
                 .map(|f| {
-                    let (line, column) = index.position(&map.code, f.span.start);
+                    let (line, column) = index.position(&map.code, f.offset);
                     let at = map.map(line, column).map_or((line, column), |p| insertions.source_position(p));
                     Diagnostic::at_position(DiagnosticKind::Syntax, f.message.clone(), source, at)
                 })

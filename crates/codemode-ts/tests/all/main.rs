@@ -1,6 +1,7 @@
 //! Integration tests for codemode-ts, one module per area.
 
 mod diagnostics;
+mod early_errors;
 mod fixtures;
 mod fuzz;
 mod module_syntax;
