@@ -111,7 +111,7 @@ impl BootContext {
 impl BootContext {
     /// First stage of a two-stage boot: everything but the namespaces. Evaluate it once (for
     /// example into a sandbox base image with `Sandbox::extend`); it leaves
-    /// [`NAMESPACES_FUNCTION`] for [`BootContext::namespaces_script`], which every run must then
+    /// the hook `__codemode_namespaces` for [`BootContext::namespaces_script`], which every run must then
     /// evaluate before its cell (it removes the hook).
     pub fn api_script(&self) -> Result<String, BridgeError> {
         let mut json = self.boot_json()?;

@@ -63,7 +63,7 @@ pub enum BridgeError {
         /// Namespace id.
         id: String,
     },
-    /// The scope nests deeper than [`crate::json::MAX_VALUE_DEPTH`].
+    /// The scope nests deeper than [`crate::MAX_VALUE_DEPTH`].
     #[error("namespace {id:?}: the scope nests deeper than {limit} levels")]
     ScopeTooDeep {
         /// Namespace id.

@@ -92,15 +92,16 @@ mod scope;
 pub use api_files::{ApiFile, ApiFileTable, ApiPathError, MAX_API_PATH_CHARS, normalize_api_path};
 pub use boot::{BootContext, CellValue, CellValueError, decode_cell_value, decode_cell_value_within};
 pub use budget::{
-    BudgetLimits, BudgetRefusal, OutputAccumulator, OutputRefusal, RunBudgets, TRUNCATION_MARKER_PREFIX,
+    BudgetLimits, BudgetRefusal, MAX_PENDING_REGISTRATIONS, OutputAccumulator, OutputRefusal, RunBudgets,
+    TRUNCATION_MARKER_PREFIX,
 };
 pub use error::BridgeError;
 pub use json::{JsonError, MAX_VALUE_DEPTH};
 pub use policy::{RunLedger, SharedLedger, lock};
 pub use prelude::PRELUDE;
 pub use protocol::{
-    DecodeError, DeliveryExt, DeliveryLimits, HostRequest, MAX_ARGUMENT_BYTES, PROTOCOL_VERSION,
-    call_envelope, decode_request,
+    DecodeError, DeliveryExt, DeliveryLimits, HostRequest, MAX_ARGUMENT_BYTES, MAX_REQUEST_DEPTH,
+    MAX_RESULT_BYTES, PREVIEW_CHARS, PROTOCOL_VERSION, call_envelope, decode_request,
 };
 pub use sanitize::{MAX_ERROR_CHARS, sanitize_error};
 pub use scope::{NamespaceTable, ResolvedCallable, SerializedNamespace, serialize_namespace};

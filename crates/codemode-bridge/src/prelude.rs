@@ -5,7 +5,7 @@
 /// It relies on three private globals the sandbox installs before the prelude runs, captures them and
 /// deletes them from `globalThis`:
 /// - `__codemode_host_call(payload: string): Promise<any>` — starts a host call with a request (see
-///   [`crate::protocol`]); the promise settles with the host's [`codemode_sandbox::Delivery`]; a policy refusal throws.
+///   [`crate::HostRequest`]); the promise settles with the host's [`codemode_sandbox::Delivery`]; a policy refusal throws.
 /// - `__codemode_output(kind: "text" | "json", payload: string): undefined` — emits output; a
 ///   refusal throws.
 /// - `__codemode_set_result_encoder(encode)` — the prelude passes its restricted JSON encoder: the

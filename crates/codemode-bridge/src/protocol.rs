@@ -39,7 +39,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The largest payload the host decodes, and the default budget of argument bytes per run: 8 MiB.
 pub const MAX_ARGUMENT_BYTES: u64 = 8 * 1024 * 1024;
 
-/// Deepest nesting of a whole request: a value of [`json::MAX_VALUE_DEPTH`] levels inside `args`
+/// Deepest nesting of a whole request: a value of [`MAX_VALUE_DEPTH`](crate::MAX_VALUE_DEPTH) levels inside `args`
 /// (array) inside the request object.
 pub const MAX_REQUEST_DEPTH: usize = json::MAX_VALUE_DEPTH + 2;
 

@@ -10,8 +10,8 @@
 //!   when the server offers them;
 //! - identifier tables ([`NameTable`]) that map `MCP.<server>.<tool>` back to exact names and
 //!   catalog ids (`mcp:<server>:<tool>`), the way the runtime dispatches;
-//! - `$api()` headers ([`McpApi::header`]) and a compact JSON form for the guest prelude
-//!   ([`McpApi::to_guest_json`]).
+//! - `$api()` headers ([`McpApi::header`]) and the run's MCP guest table, the typed table the
+//!   bridge boots the guest from ([`McpApi::guest_table`]).
 //!
 //! Everything a server sends is untrusted data: descriptions only ever appear neutralized inside
 //! comments (see [`text`](crate#untrusted-text)), names only as generated identifiers or quoted
