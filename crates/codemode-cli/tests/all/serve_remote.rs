@@ -340,7 +340,7 @@ fn serve_remote_config_errors_name_the_path() {
         (r#"{ "type": "sse" }"#, "$.mcpServers.x.url: missing required field \"url\""),
         (
             r#"{ "type": "http", "url": "https://example.com/mcp", "env": {} }"#,
-            "$.mcpServers.x.env: unknown field \"env\"",
+            "$.mcpServers.x.env: unknown key; allowed keys are type, url, headers",
         ),
     ] {
         std::fs::write(&config, format!(r#"{{ "mcpServers": {{ "x": {entry} }} }}"#)).unwrap();
