@@ -69,6 +69,16 @@ enum Command {
         /// Gateway config: `{"mcpServers": {...}, "codeMode": {...}, "catalog": "fixture.json"?}`.
         #[arg(long)]
         config: PathBuf,
+        /// Keep suspended runs in a shared store instead of this process's memory, so they survive a
+        /// restart and any gateway on the same store can continue them: `file://DIR` or
+        /// `redis://HOST:PORT/DB` (docs/serve.md, "Running more than one gateway"). Needs
+        /// --state-key-env.
+        #[arg(long, value_name = "URL", requires = "state_key_env")]
+        run_store: Option<String>,
+        /// The environment variable holding the key (at least 16 bytes) that seals stored runs; every
+        /// gateway sharing a store needs the same key.
+        #[arg(long, value_name = "VAR", requires = "run_store")]
+        state_key_env: Option<String>,
     },
 }
 
@@ -96,12 +106,32 @@ fn main() -> Result<()> {
                 stop(gateway).await;
                 result
             }
-            Command::Serve { config } => codemode_cli::serve::run(&config, cache).await,
+            Command::Serve { config, run_store, state_key_env } => {
+                let store = match (run_store, state_key_env) {
+                    (Some(address), Some(var)) => Some(open_store(&address, &var).await?),
+                    _ => None,
+                };
+                codemode_cli::serve::run(&config, cache, store).await
+            }
         }
     });
     // Do not wait for a blocking stdin read that may never return (serve stopped by a signal).
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     result
+}
+
+/// The shared run store `--run-store` names, sealed with the key in `$VAR`.
+async fn open_store(address: &str, var: &str) -> Result<codemode_cli::engine::RunStoreChoice> {
+    if address.starts_with("memory:") {
+        anyhow::bail!("--run-store {address}: in-process memory is the default; name file://DIR or redis://HOST:PORT/DB");
+    }
+    let key = std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .with_context(|| format!("--state-key-env {var}: the environment variable {var} is not set (or empty)"))?;
+    let key = codemode::StateKey::new(key.into_encoded_bytes())
+        .map_err(|e| anyhow::anyhow!("--state-key-env {var}: {e}"))?;
+    let store = codemode::open_run_store(address).await.map_err(|e| anyhow::anyhow!("--run-store: {e}"))?;
+    Ok(codemode_cli::engine::RunStoreChoice { store, key })
 }
 
 fn init_tracing() {

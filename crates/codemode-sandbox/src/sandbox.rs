@@ -162,6 +162,14 @@ impl Sandbox {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// Identity of what this sandbox's snapshots need: the guest module (and engine) hash and the
+    /// base image id (module, memory limit and every page of the base state, so also the scripts run
+    /// into it). Deterministic across processes of one build; a snapshot restores only into a
+    /// sandbox with the same identity.
+    pub fn identity(&self) -> (u64, u64) {
+        (self.inner.compiled.module_hash, self.inner.base.id)
+    }
+
     /// The configuration this sandbox was built with.
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config

@@ -32,7 +32,9 @@ use crate::host::{
 use crate::prepare::{self, NotPrepared};
 use crate::run::{Counts, Landed, RunState};
 use crate::schema::{self, Direction, Validators};
-use crate::store::{RunStore, TOO_MANY};
+use crate::store::envelope::{self, StateKey};
+use crate::store::local::{RunStore as LocalRuns, TOO_MANY};
+use crate::store::shared::{self, Shared};
 use crate::surface::{EXEC_TOOL, WAIT_TOOL};
 use crate::vm::{Origin, StepAnswer, VmThread, lock};
 
@@ -60,9 +62,17 @@ pub struct CodeModeBuilder {
     module_cache: Option<PathBuf>,
     host_source: Option<String>,
     admission: Option<Admission>,
+    run_store: Option<(Arc<dyn crate::store::RunStore>, StateKey)>,
 }
 
 impl CodeModeBuilder {
+    /// Keeps suspended runs in `store` (shared with other runtimes and processes) instead of this
+    /// runtime's own in-process map, sealed with `key` (see [`crate::store`]). Default: none.
+    pub fn run_store(mut self, store: Arc<dyn crate::store::RunStore>, key: StateKey) -> Self {
+        self.run_store = Some((store, key));
+        self
+    }
+
     /// The budget of VMs and guest memory this runtime's `exec` and `wait` calls draw from (see
     /// [`Admission`]). Default: [`Admission::global`], shared by every runtime of the process.
     pub fn admission(mut self, admission: Admission) -> Self {
@@ -171,6 +181,24 @@ impl CodeModeBuilder {
         let mut visible_tools = vec![EXEC_TOOL.to_owned(), WAIT_TOOL.to_owned()];
         visible_tools.extend(catalog.direct_only_tools().iter().map(|t| t.name.clone()));
         let salt = RandomState::new().hash_one(std::process::id());
+        let shared = match (self.run_store, &sandbox) {
+            (Some((store, key)), Ok(sandbox)) => {
+                let (module_hash, base_id) = sandbox.identity();
+                let module = envelope::identity(&[b"guest-module", &module_hash.to_le_bytes()]);
+                let tools = serde_json::to_vec(&self.tools).unwrap_or_default();
+                let servers = serde_json::to_vec(&self.mcp_servers).unwrap_or_default();
+                let config_text = format!("{config:?}");
+                let catalog = envelope::identity(&[
+                    b"catalog",
+                    &base_id.to_le_bytes(),
+                    &tools,
+                    &servers,
+                    config_text.as_bytes(),
+                ]);
+                Some(Arc::new(Shared::new(store, key, module, catalog)))
+            }
+            _ => None,
+        };
         Ok(CodeMode {
             inner: Arc::new(Inner {
                 config,
@@ -182,7 +210,8 @@ impl CodeModeBuilder {
                 mcp,
                 sandbox,
                 validators: Validators::default(),
-                store: RunStore::default(),
+                store: LocalRuns::default(),
+                shared,
                 visible_tools,
                 next_run: AtomicU64::new(1),
                 salt,
@@ -308,7 +337,9 @@ pub(crate) struct Inner {
     /// The sandbox whose base image holds this catalog's guest API (runs add their namespaces).
     pub sandbox: Result<Sandbox, String>,
     pub validators: Validators,
-    pub store: RunStore,
+    pub store: LocalRuns,
+    /// The shared run store, when one is configured (then `store` stays empty).
+    pub shared: Option<Arc<Shared>>,
     pub visible_tools: Vec<String>,
     pub next_run: AtomicU64,
     pub salt: u64,
@@ -334,7 +365,7 @@ impl std::fmt::Debug for CodeMode {
 }
 
 /// How the pump left a run.
-enum Flow {
+pub(crate) enum Flow {
     Done(CodeModeResult),
     Suspend(WaitReason),
 }
@@ -356,6 +387,25 @@ enum Shape {
     Envelope,
     /// `MCP.<server>.<tool>`: the MCP result.
     Mcp,
+}
+
+impl Shape {
+    fn code(self) -> u8 {
+        match self {
+            Shape::Value => 0,
+            Shape::Envelope => 1,
+            Shape::Mcp => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Shape> {
+        match code {
+            0 => Some(Shape::Value),
+            1 => Some(Shape::Envelope),
+            2 => Some(Shape::Mcp),
+            _ => None,
+        }
+    }
 }
 
 /// Most description characters per `API.search` hit.
@@ -385,6 +435,7 @@ impl CodeMode {
             module_cache: None,
             host_source: None,
             admission: None,
+            run_store: None,
         }
     }
 
@@ -408,30 +459,111 @@ impl CodeMode {
         self.inner.sandbox.as_ref().err().map(String::as_str)
     }
 
-    /// Suspended runs in the store (parked or being resumed).
+    /// Suspended runs in the store (parked or being resumed). With a shared store: the runs this
+    /// runtime parked and has not seen end (a run finished by another process counts until its TTL
+    /// passes); [`CodeMode::stored_run_count`] asks the store.
     pub fn run_count(&self) -> usize {
-        self.inner.store.len()
+        match &self.inner.shared {
+            Some(shared) => shared.parked_here_count(),
+            None => self.inner.store.len(),
+        }
     }
 
     /// Whether `run_id` is a suspended run in the store (parked or being resumed, not expired).
+    /// With a shared store: whether this runtime parked it and has not seen it end, or runs nested
+    /// calls for it; [`CodeMode::contains_run`] asks the store.
     pub fn has_run(&self, run_id: &str) -> bool {
-        self.inner.store.contains(run_id)
+        match &self.inner.shared {
+            Some(shared) => shared.parked_here(run_id) || shared.runs_calls_for(run_id),
+            None => self.inner.store.contains(run_id),
+        }
     }
 
     /// Cancels a suspended run: its snapshot is discarded and its nested calls are cancelled.
-    /// Returns whether a parked run was found.
+    /// Returns whether a parked run was found. With a shared store this process's calls for the
+    /// run stop at once and the store removes it in the background (the result says whether this
+    /// process ran calls for it); [`CodeMode::cancel_run`] waits for the store's answer.
     pub fn cancel(&self, run_id: &str) -> bool {
-        self.inner.store.cancel(run_id)
+        match &self.inner.shared {
+            Some(shared) => {
+                let known = shared.parked_here(run_id) || shared.runs_calls_for(run_id);
+                shared.abort_local(run_id);
+                shared.note_gone(run_id);
+                let (shared, run_id) = (shared.clone(), run_id.to_owned());
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move { shared.store.cancel(&run_id).await });
+                }
+                known
+            }
+            None => self.inner.store.cancel(run_id),
+        }
     }
 
-    /// Discards every run of a session (session end). Returns how many were removed.
+    /// Discards every run of a session (session end). Returns how many were removed. With a
+    /// shared store the removal runs in the background and 0 is returned;
+    /// [`CodeMode::end_session_runs`] waits for it.
     pub fn end_session(&self, session_id: &str) -> usize {
-        self.inner.store.end_session(session_id)
+        match &self.inner.shared {
+            Some(shared) => {
+                let (shared, session_id) = (shared.clone(), session_id.to_owned());
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move { shared.store.end_session(&session_id).await });
+                }
+                0
+            }
+            None => self.inner.store.end_session(session_id),
+        }
     }
 
-    /// Discards every run (process shutdown). Returns how many were removed.
+    /// Discards every run (process shutdown). Returns how many were removed. With a shared store
+    /// nothing is removed (the runs outlive the process): this process stops renewing its lease and
+    /// cancels its nested calls, which the next `wait` (in any process) settles as interrupted.
     pub fn shutdown(&self) -> usize {
-        self.inner.store.clear()
+        match &self.inner.shared {
+            Some(shared) => {
+                shared.stop();
+                0
+            }
+            None => self.inner.store.clear(),
+        }
+    }
+
+    /// Cancels a suspended run in whichever store holds it: the snapshot is discarded and nested
+    /// calls stop (in another process: at its next lease renewal). Returns whether a parked run was
+    /// found; a run that a `wait` holds is not cancelled.
+    pub async fn cancel_run(&self, run_id: &str) -> bool {
+        match &self.inner.shared {
+            Some(shared) => {
+                shared.abort_local(run_id);
+                shared.note_gone(run_id);
+                shared.store.cancel(run_id).await.unwrap_or(false)
+            }
+            None => self.inner.store.cancel(run_id),
+        }
+    }
+
+    /// Discards every run of a session, in whichever store holds them. Returns how many.
+    pub async fn end_session_runs(&self, session_id: &str) -> usize {
+        match &self.inner.shared {
+            Some(shared) => shared.store.end_session(session_id).await.unwrap_or(0),
+            None => self.inner.store.end_session(session_id),
+        }
+    }
+
+    /// Suspended runs in the store now (for a shared store: of every process using it).
+    pub async fn stored_run_count(&self) -> usize {
+        match &self.inner.shared {
+            Some(shared) => shared.store.count().await.unwrap_or(0),
+            None => self.inner.store.len(),
+        }
+    }
+
+    /// Whether the store holds `run_id` now (parked or being resumed, not expired).
+    pub async fn contains_run(&self, run_id: &str) -> bool {
+        match &self.inner.shared {
+            Some(shared) => shared.store.contains(run_id).await.unwrap_or(false),
+            None => self.inner.store.contains(run_id),
+        }
     }
 
     /// `exec` with raw JSON arguments, as the model sent them.
@@ -492,6 +624,7 @@ impl CodeMode {
         };
         // Preparation counts against the run's time budget, off the async workers.
         let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let source = inner.shared.is_some().then(|| (cell.code.clone(), shared::is_typescript(cell.language)));
         let stripped = match prepare::prepare(cell.code, language, deadline, &abort).await {
             Ok(stripped) => stripped,
             Err(NotPrepared::Aborted) => return self.aborted(None),
@@ -528,6 +661,7 @@ impl CodeMode {
         let body = stripped.code.clone();
         let mut run =
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
+        run.cell = source;
         self.add_namespaces(&mut run, scope);
         let mut boot = BootContext::new();
         boot.namespaces = run.namespaces.clone();
@@ -567,6 +701,9 @@ impl CodeMode {
             Ok(ticket) => ticket,
             Err(refused) => return self.refused(None, refused),
         };
+        if let Some(shared) = &inner.shared {
+            return shared::wait(self, shared, scope, input, &abort).await;
+        }
         let mut run = match inner.store.take_for_wait(&input.run_id, scope) {
             Ok(run) => run,
             Err(message) => return self.fail(None, CodeModeErrorCode::InvalidInput, message),
@@ -587,7 +724,7 @@ impl CodeMode {
     }
 
     /// Restores and drives a run. `Err` carries a VM to suspend (the run goes back to the store).
-    async fn resume(&self, run: &mut RunState, abort: &AbortSignal) -> Result<Flow, (VmThread, WaitReason)> {
+    pub(crate) async fn resume(&self, run: &mut RunState, abort: &AbortSignal) -> Result<Flow, (VmThread, WaitReason)> {
         let inner = &self.inner;
         let sandbox = match &inner.sandbox {
             Ok(sandbox) => sandbox.clone(),
@@ -766,6 +903,11 @@ impl CodeMode {
         if !run.landed.is_empty() {
             return Wake::Landed;
         }
+        if let Some(shared) = &self.inner.shared
+            && !run.remote.is_empty()
+        {
+            return shared::next_landed(self, shared, run, deadline, abort).await;
+        }
         let first = tokio::select! {
             biased;
             _ = abort.aborted() => return Wake::Aborted,
@@ -788,6 +930,8 @@ impl CodeMode {
                 ledger.budgets.on_delivered();
                 run.in_flight.remove(&id);
                 run.tasks.remove(&id);
+                run.remote.remove(&id);
+                run.shapes.remove(&id);
                 deliveries.push((id, to_delivery(reply)));
             }
         }
@@ -806,21 +950,30 @@ impl CodeMode {
         }
     }
 
+    /// Forgets a run that ends without being parked (also in a shared store).
+    fn forget(&self, run: &RunState) {
+        match &self.inner.shared {
+            Some(shared) if run.claimed => shared.forget(&run.run_id),
+            Some(_) => {}
+            None => self.inner.store.remove(&run.run_id),
+        }
+    }
+
     /// Snapshots and parks a run, returning `waiting` (or `failed` when a limit refuses it).
-    async fn suspend(&self, mut run: Box<RunState>, vm: VmThread, reason: WaitReason) -> CodeModeResult {
+    pub(crate) async fn suspend(&self, mut run: Box<RunState>, vm: VmThread, reason: WaitReason) -> CodeModeResult {
         let inner = &self.inner;
         let snapshot = vm.snapshot().await;
         drop(vm);
         let snapshot = match snapshot {
             Ok(snapshot) => snapshot,
             Err(e) => {
-                inner.store.remove(&run.run_id);
+                self.forget(&run);
                 return self.sandbox_failure(&mut run, e);
             }
         };
         let bytes = snapshot.stored_bytes() as u64;
         if bytes > inner.config.max_snapshot_bytes {
-            inner.store.remove(&run.run_id);
+            self.forget(&run);
             let message = format!(
                 "snapshot limit exceeded: the suspended run needs {bytes} bytes; maxSnapshotBytes is {}.",
                 inner.config.max_snapshot_bytes
@@ -837,7 +990,13 @@ impl CodeMode {
             replay_safe: run.restart_safe,
             telemetry: self.telemetry(&run.counts),
         };
-        match inner.store.park(run, Duration::from_secs(inner.config.snapshot_ttl_seconds)) {
+        let ttl = Duration::from_secs(inner.config.snapshot_ttl_seconds);
+        if let Some(shared) = &inner.shared
+            && let Some(snapshot) = run.snapshot.take()
+        {
+            return shared::park(self, shared, run, snapshot, waiting, ttl).await;
+        }
+        match inner.store.park(run, ttl) {
             Ok(()) => CodeModeResult::Waiting(waiting),
             Err(run) => CodeModeResult::Failed(FailedResult {
                 error: TOO_MANY.into(),
@@ -1091,6 +1250,7 @@ impl CodeMode {
             vm_id,
             PendingToolCall { call_id, tool_id: catalog_id.clone(), input: Some(nested.input.clone()) },
         );
+        run.shapes.insert(vm_id, shape.code());
         let this = self.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
@@ -1127,6 +1287,21 @@ impl CodeMode {
             let _ = tx.send((vm_id, reply));
         });
         Handled::Async
+    }
+
+    /// Dispatches in-flight call `vm_id` of `run` again (its process stopped; the run is
+    /// restart-safe, so the call is read-only). `Some` when it settled at once.
+    pub(crate) fn redispatch(&self, run: &mut RunState, vm_id: u32) -> Option<Reply> {
+        let Some(pending) = run.in_flight.remove(&vm_id) else { return None };
+        let Some(shape) = run.shapes.get(&vm_id).copied().and_then(Shape::from_code) else {
+            return Some(shared::interrupted_reply());
+        };
+        let input = pending.input.unwrap_or_else(empty_object);
+        match self.start_tool(run, vm_id, pending.tool_id, input, shape) {
+            Handled::Ready(reply) => Some(reply),
+            Handled::Async => None,
+            Handled::Yield | Handled::Fatal(_) => Some(shared::interrupted_reply()),
+        }
     }
 
     /// Validates a declared output and shapes the reply.
@@ -1221,7 +1396,7 @@ impl CodeMode {
         Handled::Async
     }
 
-    fn add_namespaces(&self, run: &mut RunState, scope: &RunScope) {
+    pub(crate) fn add_namespaces(&self, run: &mut RunState, scope: &RunScope) {
         let mut ctx = NamespaceContext::new(scope.session_id.clone(), scope.agent_run_id.clone());
         ctx.agent_id = scope.agent_id.clone();
         ctx.session_key = scope.session_key.clone();
@@ -1291,7 +1466,7 @@ impl CodeMode {
     }
 
     /// A `failed` result (with the run's new output and telemetry when there is a run).
-    fn fail(
+    pub(crate) fn fail(
         &self,
         run: Option<&RunState>,
         code: impl Into<Option<CodeModeErrorCode>>,
@@ -1368,7 +1543,7 @@ enum McpExtra {
     Prompt { name: String, arguments: Value },
 }
 
-enum Wake {
+pub(crate) enum Wake {
     Landed,
     Deadline,
     Aborted,

@@ -297,6 +297,7 @@ impl Gateway {
             fallback: Some(inner.upstream.clone()),
             events: Some(inner.projection.clone()),
             module_cache: inner.config.module_cache.clone(),
+            run_store: inner.config.run_store.clone(),
         };
         let engine = Arc::new(Engine::build(options)?);
         if !inner.config.code_mode.enabled {

@@ -8,6 +8,7 @@ mod serve;
 mod serve_hostile;
 mod serve_protocol;
 mod session;
+mod stores;
 
 /// A file under `tests/fixtures`.
 pub fn fixture_path(name: &str) -> std::path::PathBuf {

@@ -8,5 +8,7 @@ mod lifecycle;
 mod namespaces;
 mod positions;
 mod preparation;
+mod shared_runs;
+mod stores;
 mod support;
 mod surface;
