@@ -137,8 +137,12 @@ impl Sandbox {
     /// here, named `name` in stack traces): per-catalog set-up that every VM would otherwise
     /// repeat. Costs one VM start, the script, and a copy of the pages it changed. Snapshots of
     /// one sandbox do not restore into the other.
+    ///
+    /// The script runs in a VM that is not seeded (its `Math.random` state is the base image's, not
+    /// one drawn from the OS), so the same sandbox extended with the same script has the same
+    /// [`Sandbox::identity`] in every process; each VM started from it is seeded as usual.
     pub fn extend(&self, script: &str, name: &str) -> Result<Sandbox, SandboxError> {
-        let mut vm = self.start()?;
+        let mut vm = self.start_unseeded()?;
         let deadline = Instant::now() + SETUP_DEADLINE;
         match vm.eval_script_named(script, name, deadline)? {
             Step::Failed(error) => return Err(SandboxError::Prelude { error }),
@@ -185,6 +189,17 @@ impl Sandbox {
     /// A fresh VM in the base state (a restore of the base image; no init runs). `Math.random`
     /// is seeded per VM (from the OS, or the deterministic seed).
     pub fn start(&self) -> Result<Vm, SandboxError> {
+        let mut vm = self.start_unseeded()?;
+        let seed = match self.inner.config.deterministic {
+            Some(d) => d.seed,
+            None => os_random_u64(),
+        };
+        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
+        Ok(vm)
+    }
+
+    /// A VM in the base state, its random state not seeded.
+    fn start_unseeded(&self) -> Result<Vm, SandboxError> {
         let mut vm = self.fresh(self.inner.base.len as u64)?;
         let base = &self.inner.base;
         let mem = vm.memory.data_mut(&mut vm.store);
@@ -196,11 +211,6 @@ impl Sandbox {
         if self.inner.config.track_writes {
             vm.arm_tracking(Vec::new());
         }
-        let seed = match self.inner.config.deterministic {
-            Some(d) => d.seed,
-            None => os_random_u64(),
-        };
-        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
         Ok(vm)
     }
 

@@ -1526,7 +1526,7 @@ impl CodeMode {
 /// Removes a run from the store when a `wait` ends without parking it again (terminal result, or the
 /// `wait` future was dropped).
 struct ResumeGuard<'a> {
-    store: &'a RunStore,
+    store: &'a LocalRuns,
     run_id: Option<String>,
 }
 

@@ -112,7 +112,7 @@ return redis.call('ZCARD', KEYS[1])
 /// Suspended runs in a Redis database (see the module docs).
 pub struct RedisRunStore {
     client: redis::Client,
-    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    conn: std::sync::Mutex<Option<MultiplexedConnection>>,
     scripts: Scripts,
 }
 
@@ -183,7 +183,7 @@ impl RedisRunStore {
         let script = |body: &str| Script::new(&format!("{NOW}{body}"));
         let store = RedisRunStore {
             client,
-            conn: tokio::sync::Mutex::new(None),
+            conn: std::sync::Mutex::new(None),
             scripts: Scripts {
                 park: script(PARK),
                 claim: script(CLAIM),
@@ -201,31 +201,22 @@ impl RedisRunStore {
 
     /// The shared connection (reconnecting after a failure).
     async fn conn(&self) -> Result<MultiplexedConnection, StoreError> {
-        let mut conn = self.conn.lock().await;
-        if let Some(c) = &*conn {
+        if let Some(c) = &*self.conn.lock().unwrap_or_else(|p| p.into_inner()) {
             return Ok(c.clone());
         }
         let c = self.client.get_multiplexed_async_connection().await.map_err(failed)?;
-        *conn = Some(c.clone());
+        *self.conn.lock().unwrap_or_else(|p| p.into_inner()) = Some(c.clone());
         Ok(c)
     }
 
-    /// Runs `f` on the connection; a connection error drops the connection so the next call
-    /// reconnects.
-    async fn with<T>(
-        &self,
-        f: impl AsyncFnOnce(&mut MultiplexedConnection) -> redis::RedisResult<T>,
-    ) -> Result<T, StoreError> {
-        let mut c = self.conn().await?;
-        match f(&mut c).await {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-                    *self.conn.lock().await = None;
-                }
-                Err(failed(e))
+    /// A command's result; a connection error drops the connection so the next call reconnects.
+    fn check<T>(&self, result: redis::RedisResult<T>) -> Result<T, StoreError> {
+        result.map_err(|e| {
+            if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
+                *self.conn.lock().unwrap_or_else(|p| p.into_inner()) = None;
             }
-        }
+            failed(e)
+        })
     }
 }
 
@@ -233,8 +224,7 @@ impl RedisRunStore {
 impl RunStore for RedisRunStore {
     async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError> {
         let keys = run_keys(&record.run_id);
-        let answer: String = self
-            .with(async |c| {
+        let answer: String = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 let mut inv = self.scripts.park.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
@@ -254,8 +244,7 @@ impl RunStore for RedisRunStore {
                     inv.arg(id).arg(owner);
                 }
                 inv.invoke_async(c).await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(match answer.as_str() {
             "stored" => Parked::Stored,
             "full" => Parked::Full,
@@ -272,16 +261,14 @@ impl RunStore for RedisRunStore {
         hold: Duration,
     ) -> Result<Claimed, ClaimError> {
         let keys = run_keys(run_id);
-        let answer: Value = self
-            .with(async |c| {
+        let answer: Value = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 let mut inv = self.scripts.claim.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(session_id).arg(agent_run_id).arg(claimant).arg(ttl_ms(hold).max(1)).arg(run_id);
                 inv.invoke_async(c).await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         let Value::Array(parts) = answer else {
             return Err(ClaimError::Store(StoreError::Unavailable("redis: unexpected claim answer".into())));
         };
@@ -306,21 +293,18 @@ impl RunStore for RedisRunStore {
 
     async fn release(&self, run_id: &str, claimant: &str) -> Result<(), StoreError> {
         let keys = run_keys(run_id);
-        let _: i64 = self
-            .with(async |c| {
+        let _: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 let mut inv = self.scripts.release.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(claimant).arg(run_id).invoke_async(c).await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(())
     }
 
     async fn progress(&self, run_id: &str) -> Result<Progress, StoreError> {
-        let (landed, calls): (Value, Value) = self
-            .with(async |c| {
+        let (landed, calls): (Value, Value) = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 redis::pipe()
                     .atomic()
                     .cmd("HGETALL")
@@ -329,8 +313,7 @@ impl RunStore for RedisRunStore {
                     .arg(key("calls", run_id))
                     .query_async(c)
                     .await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(Progress {
             landed: pairs(&landed),
             calls: pairs(&calls).into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned())).collect(),
@@ -339,21 +322,18 @@ impl RunStore for RedisRunStore {
 
     async fn land(&self, run_id: &str, call: u32, owner: &str, reply: Vec<u8>) -> Result<bool, StoreError> {
         let keys = run_keys(run_id);
-        let landed: i64 = self
-            .with(async |c| {
+        let landed: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 let mut inv = self.scripts.land.prepare_invoke();
                 for k in &keys[..3] {
                     inv.key(k);
                 }
                 inv.arg(call).arg(owner).arg(&reply).invoke_async(c).await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(landed == 1)
     }
 
     async fn interrupt(&self, run_id: &str, call: u32, owner: &str) -> Result<bool, StoreError> {
-        let done: i64 = self
-            .with(async |c| {
+        let done: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 self.scripts
                     .interrupt
                     .key(key("calls", run_id))
@@ -362,14 +342,13 @@ impl RunStore for RedisRunStore {
                     .arg(owner)
                     .invoke_async(c)
                     .await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(done == 1)
     }
 
     async fn remove(&self, run_id: &str) -> Result<(), StoreError> {
         let [run, landed, calls, runs] = run_keys(run_id);
-        self.with(async |c| {
+        { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
             redis::pipe()
                 .atomic()
                 .cmd("DEL")
@@ -383,27 +362,23 @@ impl RunStore for RedisRunStore {
                 .ignore()
                 .query_async::<()>(c)
                 .await
-        })
-        .await
+        }.await; self.check(r) }
     }
 
     async fn cancel(&self, run_id: &str) -> Result<bool, StoreError> {
         let keys = run_keys(run_id);
-        let done: i64 = self
-            .with(async |c| {
+        let done: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 let mut inv = self.scripts.cancel.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(run_id).invoke_async(c).await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(done == 1)
     }
 
     async fn end_session(&self, session_id: &str) -> Result<usize, StoreError> {
-        let n: i64 = self
-            .with(async |c| {
+        let n: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
                 self.scripts
                     .end_session
                     .key(format!("{PREFIX}runs"))
@@ -411,24 +386,23 @@ impl RunStore for RedisRunStore {
                     .arg(PREFIX)
                     .invoke_async(c)
                     .await
-            })
-            .await?;
+            }.await; self.check(r) }?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
     async fn contains(&self, run_id: &str) -> Result<bool, StoreError> {
-        let n: i64 = self.with(async |c| redis::cmd("EXISTS").arg(key("run", run_id)).query_async(c).await).await?;
+        let n: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async { redis::cmd("EXISTS").arg(key("run", run_id)).query_async(c).await }.await; self.check(r) }?;
         Ok(n == 1)
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
         let n: i64 =
-            self.with(async |c| self.scripts.count.key(format!("{PREFIX}runs")).invoke_async(c).await).await?;
+            { let mut conn = self.conn().await?; let c = &mut conn; let r = async { self.scripts.count.key(format!("{PREFIX}runs")).invoke_async(c).await }.await; self.check(r) }?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
     async fn heartbeat(&self, instance: &str, ttl: Duration) -> Result<(), StoreError> {
-        self.with(async |c| {
+        { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
             redis::cmd("SET")
                 .arg(key("lease", instance))
                 .arg(1)
@@ -436,7 +410,6 @@ impl RunStore for RedisRunStore {
                 .arg(ttl_ms(ttl).max(1))
                 .query_async::<()>(c)
                 .await
-        })
-        .await
+        }.await; self.check(r) }
     }
 }

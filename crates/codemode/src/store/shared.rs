@@ -506,16 +506,21 @@ pub(crate) async fn wait(
     };
     let mut finish = Finish { shared: shared.clone(), run_id: Some(run.run_id.clone()) };
     let result = cm.resume(&mut run, abort).await;
-    match result {
+    finish.run_id = None;
+    let result = match result {
         Ok(Flow::Done(result)) => result,
         Ok(Flow::Suspend(_)) => {
             cm.fail(Some(&run), CodeModeErrorCode::InternalError, "internal error: unexpected suspension")
         }
-        Err((vm, reason)) => {
-            finish.run_id = None;
-            cm.suspend(run, vm, reason).await
-        }
+        Err((vm, reason)) => return cm.suspend(run, vm, reason).await,
+    };
+    // A terminal result: the run leaves the store before the result is returned.
+    shared.abort_local(&run.run_id);
+    shared.note_gone(&run.run_id);
+    if let Err(e) = shared.store.remove(&run.run_id).await {
+        tracing::warn!(error = %e, run = %run.run_id, "run store: removing a finished run failed");
     }
+    result
 }
 
 /// Opens a claimed record into a run state ready for `resume`.
