@@ -6,10 +6,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{ApiPathError, McpApiError};
+use crate::error::McpApiError;
 use crate::model::{McpServer, McpTool};
 use crate::names::{NameTable, SERVER_MEMBER_NAMES};
-use crate::path::{MAX_PATH_BYTES, check_file_path, check_list_prefix};
+use crate::path::{ApiPathError, MAX_PATH_BYTES, check_file_path, check_list_prefix};
 use crate::render::{self, COMPACT_SUMMARY_MAX_CHARS, FileBudget};
 use crate::text::{first_sentence, plain_line};
 

@@ -1,43 +1,5 @@
-//! Errors: [`ApiPathError`] for `API.list` / `API.read`, [`McpApiError`] for `$api()` headers.
-
-use crate::path::MAX_PATH_BYTES;
-
-/// Why `API.list(prefix)` or `API.read(path)` refused a path. The message is written for the
-/// guest program (and so for the model): it says what is wrong and what to do instead.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ApiPathError {
-    /// `API.read("")`.
-    #[error("API path is empty; API.list(\"mcp\") lists the declaration files")]
-    Empty,
-    /// More than [`MAX_PATH_BYTES`] bytes.
-    #[error("API path is {bytes} bytes long; the limit is {MAX_PATH_BYTES}")]
-    TooLong {
-        /// Length of the refused path in UTF-8 bytes.
-        bytes: usize,
-    },
-    /// Contains U+0000.
-    #[error("API path contains a NUL character")]
-    Nul,
-    /// Contains `\`.
-    #[error("API paths are separated by `/`, never `\\`")]
-    Backslash,
-    /// Starts with `/`.
-    #[error("API paths are relative, without a leading `/` (e.g. \"mcp/index.d.ts\")")]
-    Absolute,
-    /// `//`, or a trailing `/` where a file is expected.
-    #[error("API path has an empty segment (`//`, or a trailing `/` in API.read)")]
-    EmptySegment,
-    /// A `.` or `..` segment.
-    #[error("API path has a `.` or `..` segment; paths name files directly (e.g. \"mcp/index.d.ts\")")]
-    DotSegment,
-    /// Well-formed, but no such file (or, for `API.list`, directory).
-    #[error("no API file or directory {path:?}; API.list() lists every file")]
-    NotFound {
-        /// The refused path (already known to be at most [`MAX_PATH_BYTES`] bytes).
-        path: String,
-    },
-}
+//! [`McpApiError`]: why a `$api()` header could not be built (path errors are
+//! [`crate::ApiPathError`], beside the path rules).
 
 /// Why a `$api()` header could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

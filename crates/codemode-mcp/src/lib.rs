@@ -85,8 +85,8 @@ pub use api::{
     MAX_SERVER_FILE_BYTES, MAX_TOOL_DECLARATION_BYTES, MAX_TOTAL_BYTES, McpApi, McpApiHeader, McpApiOptions,
     McpServerSummary, McpToolRef, ResolvedTool, SERVER_TITLE_MAX_CHARS,
 };
-pub use error::{ApiPathError, McpApiError};
+pub use error::McpApiError;
 pub use model::{McpServer, McpTool};
 pub use names::NameTable;
-pub use path::MAX_PATH_BYTES;
+pub use path::{ApiPathError, MAX_PATH_BYTES};
 pub use render::{COMPACT_SUMMARY_MAX_CHARS, SHARED_TYPES};

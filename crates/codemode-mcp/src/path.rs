@@ -17,10 +17,45 @@
 //!
 //! Matching is exact and case-sensitive; there is no normalization of any kind.
 
-use crate::error::ApiPathError;
-
 /// Longest accepted path, in UTF-8 bytes (a path of exactly this length is checked further).
 pub const MAX_PATH_BYTES: usize = 256;
+
+/// Why `API.list(prefix)` or `API.read(path)` refused a path. The message is written for the
+/// guest program (and so for the model): it says what is wrong and what to do instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiPathError {
+    /// `API.read("")`.
+    #[error("API path is empty; API.list(\"mcp\") lists the declaration files")]
+    Empty,
+    /// More than [`MAX_PATH_BYTES`] bytes.
+    #[error("API path is {bytes} bytes long; the limit is {MAX_PATH_BYTES}")]
+    TooLong {
+        /// Length of the refused path in UTF-8 bytes.
+        bytes: usize,
+    },
+    /// Contains U+0000.
+    #[error("API path contains a NUL character")]
+    Nul,
+    /// Contains `\`.
+    #[error("API paths are separated by `/`, never `\\`")]
+    Backslash,
+    /// Starts with `/`.
+    #[error("API paths are relative, without a leading `/` (e.g. \"mcp/index.d.ts\")")]
+    Absolute,
+    /// `//`, or a trailing `/` where a file is expected.
+    #[error("API path has an empty segment (`//`, or a trailing `/` in API.read)")]
+    EmptySegment,
+    /// A `.` or `..` segment.
+    #[error("API path has a `.` or `..` segment; paths name files directly (e.g. \"mcp/index.d.ts\")")]
+    DotSegment,
+    /// Well-formed, but no such file (or, for `API.list`, directory).
+    #[error("no API file or directory {path:?}; API.list() lists every file")]
+    NotFound {
+        /// The refused path (already known to be at most [`MAX_PATH_BYTES`] bytes).
+        path: String,
+    },
+}
 
 /// Rules 1-7 for `API.read`: the path as given, if it is well-formed.
 pub fn check_file_path(path: &str) -> Result<&str, ApiPathError> {

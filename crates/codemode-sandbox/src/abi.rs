@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use wasmtime::{Caller, Engine, Linker, Memory, ResourceLimiter};
+use wasmtime::{Caller, Engine, Linker, Memory, Module, ModuleExport, ResourceLimiter};
 
+use crate::abi_names::GUEST_EXPORTS;
 use crate::config::Deterministic;
-use crate::vm::{AbiStats, GuestOutput, GuestPolicy, OutputKind};
 
 /// Names of the globals the guest installs on `globalThis` for the bridge prelude, which
 /// captures and deletes them. All private names share the `PRIVATE_PREFIX`.
@@ -31,6 +31,121 @@ pub mod globals {
 }
 
 pub use crate::abi_names::IMPORT_ALLOWLIST;
+
+/// Per-VM hook consulted by the guest's imports before they accept anything. A refusal makes
+/// the JS call throw a plain `Error` carrying the message (catchable by the program). The
+/// bridge implements this to enforce its budgets; the sandbox only counts ([`AbiStats`]).
+pub trait GuestPolicy: Send {
+    /// A host call with `payload` is about to be recorded.
+    fn on_host_call(&mut self, payload: &str) -> Result<(), String>;
+    /// Output of `kind` with `payload` is about to be recorded.
+    fn on_output(&mut self, kind: OutputKind, payload: &str) -> Result<(), String>;
+}
+
+/// How a host call ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Resolve the promise with this JSON text (parsed by the engine's native JSON parser).
+    Resolve(String),
+    /// Reject the promise with a plain intrinsic `Error` with `message` and optional `code`.
+    Reject {
+        /// The error's `message`.
+        message: String,
+        /// The error's `code` property, if any.
+        code: Option<String>,
+    },
+}
+
+/// A host call started by the guest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostCall {
+    /// Call id, used with [`Vm::deliver`].
+    pub id: u32,
+    /// The payload string the guest passed.
+    pub payload: String,
+}
+
+/// The kind of a guest output record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputKind {
+    /// `text`
+    Text,
+    /// `json`
+    Json,
+}
+
+/// One accepted output record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuestOutput {
+    /// `text` or `json`.
+    pub kind: OutputKind,
+    /// The payload string as the guest passed it.
+    pub payload: String,
+}
+
+/// What crossed the ABI so far (cumulative over snapshots and restores of one run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AbiStats {
+    /// Host calls accepted.
+    pub host_calls: u64,
+    /// Host calls attempted (accepted + refused).
+    pub host_calls_attempted: u64,
+    /// Payload bytes of accepted host calls.
+    pub host_call_bytes: u64,
+    /// Output records accepted.
+    pub outputs: u64,
+    /// Output records attempted.
+    pub outputs_attempted: u64,
+    /// Payload bytes of accepted output.
+    pub output_bytes: u64,
+    /// Calls refused by the policy.
+    pub refusals: u64,
+    /// Deliveries made.
+    pub deliveries: u64,
+    /// Bytes delivered (JSON text or message + code).
+    pub delivered_bytes: u64,
+    /// Source bytes evaluated (cells and scripts).
+    pub eval_bytes: u64,
+    /// Bytes the guest wrote to stdout/stderr (dropped).
+    pub stdio_bytes_dropped: u64,
+}
+
+pub(crate) mod status {
+    pub const IDLE: i32 = 0;
+    pub const PENDING: i32 = 1;
+    pub const COMPLETED: i32 = 2;
+    pub const FAILED: i32 = 3;
+    pub const COMPLETED_UNDEFINED: i32 = 4;
+    pub const INTERNAL: i32 = -1;
+}
+
+/// Message of the failure reported when a cell waits on nothing the host can settle.
+pub const PENDING_WITHOUT_HOST_WORK: &str = "the run is pending without host work: it awaits a promise \
+     that no pending host call can settle (e.g. `await new Promise(() => {})`)";
+
+/// Export indices resolved once per module, so a new instance looks them up without hashing
+/// names.
+pub(crate) struct ExportIndices {
+    pub(crate) memory: ModuleExport,
+    pub(crate) funcs: [ModuleExport; 12],
+}
+
+impl ExportIndices {
+    pub(crate) fn new(module: &Module) -> wasmtime::Result<ExportIndices> {
+        let index = |name: &str| {
+            module
+                .get_export_index(name)
+                .ok_or_else(|| wasmtime::Error::msg(format!("guest exports no `{name}`")))
+        };
+        let mut funcs = Vec::with_capacity(GUEST_EXPORTS.len());
+        for name in GUEST_EXPORTS {
+            funcs.push(index(name)?);
+        }
+        let funcs = funcs.try_into().map_err(|_| wasmtime::Error::msg("export count"))?;
+        Ok(ExportIndices { memory: index("memory")?, funcs })
+    }
+}
 
 const ERRNO_SUCCESS: i32 = 0;
 const ERRNO_BADF: i32 = 8;

@@ -15,7 +15,6 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use wasmtime::{Engine, Module};
 
-use crate::engine::GUEST_WASM;
 use crate::error::SandboxError;
 
 const MAGIC: &[u8; 8] = b"CMWASM01";
@@ -33,11 +32,16 @@ pub(crate) fn entry_name(module_hash: u64) -> String {
 
 /// The module from the cache in `dir`, or compiled (and then stored there). A directory that
 /// cannot be created or opened is no cache: the module is compiled as without one.
-pub(crate) fn load_or_compile(engine: &Engine, dir: &Path, module_hash: u64) -> Result<Module, SandboxError> {
+pub(crate) fn load_or_compile(
+    engine: &Engine,
+    dir: &Path,
+    module_hash: u64,
+    wasm: &[u8],
+) -> Result<Module, SandboxError> {
     let unavailable = |e: &dyn std::fmt::Display| SandboxError::Unavailable { reason: e.to_string() };
     let opened = std::fs::create_dir_all(dir).and_then(|()| Dir::open_ambient_dir(dir, ambient_authority()));
     let Ok(dir) = opened else {
-        return Module::new(engine, GUEST_WASM).map_err(|e| unavailable(&e));
+        return Module::new(engine, wasm).map_err(|e| unavailable(&e));
     };
     let name = entry_name(module_hash);
     if let Ok(bytes) = dir.read(&name)
@@ -45,7 +49,7 @@ pub(crate) fn load_or_compile(engine: &Engine, dir: &Path, module_hash: u64) -> 
     {
         return Ok(module);
     }
-    let module = Module::new(engine, GUEST_WASM).map_err(|e| unavailable(&e))?;
+    let module = Module::new(engine, wasm).map_err(|e| unavailable(&e))?;
     // Best effort: a cache that cannot be written only costs the next process a compile.
     if let Ok(payload) = module.serialize() {
         let tmp = format!("{name}.tmp{}", std::process::id());

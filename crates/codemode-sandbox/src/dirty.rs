@@ -62,7 +62,7 @@ mod imp {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
 
-    use crate::snapshot::PAGE;
+    use crate::base::PAGE;
 
     const UFFD_API: u64 = 0xAA;
     const UFFD_USER_MODE_ONLY: libc::c_int = 1;

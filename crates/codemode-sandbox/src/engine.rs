@@ -13,9 +13,8 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, InstancePre, Module, PoolingAllocationConfig, Store,
 };
 
-use crate::abi::{HostState, linker};
+use crate::abi::{ExportIndices, HostState, linker};
 use crate::error::SandboxError;
-use crate::vm::ExportIndices;
 
 /// The committed guest module (built by `cargo xtask guest`).
 pub(crate) static GUEST_WASM: &[u8] = include_bytes!("../wasm/codemode_guest.wasm");
@@ -93,7 +92,7 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>, pool_slots: u32) -> Re
         h.finish()
     };
     let module = match cache_dir {
-        Some(dir) => crate::cache::load_or_compile(&engine, dir, module_hash)?,
+        Some(dir) => crate::cache::load_or_compile(&engine, dir, module_hash, GUEST_WASM)?,
         None => Module::new(&engine, GUEST_WASM).map_err(unavailable)?,
     };
     let exports = ExportIndices::new(&module).map_err(unavailable)?;

@@ -108,6 +108,7 @@ struct ReadmeDoctests;
 
 mod abi;
 mod abi_names;
+mod base;
 mod cache;
 mod config;
 mod dirty;
@@ -127,13 +128,14 @@ pub use abi::{IMPORT_ALLOWLIST, globals};
 /// in, at the same column. The wrapper (`(async function () {` on a line of its own, and `})()`
 /// after the body) is the only code placed around a cell.
 pub const CELL_LINE_OFFSET: u32 = 1;
+pub use abi::{
+    AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind, PENDING_WITHOUT_HOST_WORK,
+};
 pub use config::{Deterministic, SandboxConfig};
 pub use error::{GuestError, SandboxError};
 pub use sandbox::Sandbox;
 pub use snapshot::Snapshot;
-pub use vm::{
-    AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind, PENDING_WITHOUT_HOST_WORK, Step, Vm,
-};
+pub use vm::{Step, Vm};
 
 /// The committed guest module's bytes (for inspection and tests).
 pub fn guest_wasm() -> &'static [u8] {

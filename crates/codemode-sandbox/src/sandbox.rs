@@ -1,90 +1,18 @@
 //! [`Sandbox`]: engine + module + base snapshot; hands out [`Vm`]s.
 
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::abi::{Ledger, os_random_u64};
+use crate::abi::os_random_u64;
+use crate::base::{BaseImage, PAGE, SandboxInner};
 use crate::config::SandboxConfig;
-use crate::engine::{Compiled, compiled};
+use crate::engine::compiled;
 use crate::error::SandboxError;
-use crate::snapshot::{PAGE, Snapshot, base_page};
+use crate::snapshot::Snapshot;
 use crate::vm::{Step, Vm};
 
 /// How long sandbox set-up (QuickJS init + prelude) may run.
 const SETUP_DEADLINE: Duration = Duration::from_secs(10);
-
-/// The state every VM starts from, stored sparsely: the pages that differ from the pristine
-/// module memory (a base image costs its dirty pages, not the whole linear memory).
-pub(crate) struct BaseImage {
-    /// Linear memory size of the base state, in bytes.
-    pub len: usize,
-    /// Pages that differ from the pristine module memory, ascending.
-    pub dirty: Vec<u32>,
-    /// Their contents, `PAGE` bytes each, in the order of `dirty`.
-    pub pages: Box<[u8]>,
-    pub ledger: Ledger,
-    /// Identity of this base image (module hash + config + pages).
-    pub id: u64,
-}
-
-impl BaseImage {
-    fn empty() -> BaseImage {
-        BaseImage { len: 0, dirty: Vec::new(), pages: Box::new([]), ledger: Ledger::default(), id: 0 }
-    }
-
-    /// The `k`-th dirty page's contents.
-    pub fn dirty_page(&self, k: usize) -> &[u8] {
-        &self.pages[k * PAGE..(k + 1) * PAGE]
-    }
-
-    /// Page `i` of the base state: its dirty copy, else the pristine page (zero past it).
-    pub fn page<'a>(&'a self, pristine: &'a [u8], i: usize) -> &'a [u8] {
-        match self.dirty.binary_search(&(i as u32)) {
-            Ok(k) => self.dirty_page(k),
-            Err(_) => base_page(pristine, i),
-        }
-    }
-
-    /// The base image of `vm`'s current state (after a setup script, with no guest frame live).
-    fn capture(vm: &Vm, compiled: &Compiled, config: &SandboxConfig) -> BaseImage {
-        let memory = vm.memory.data(&vm.store);
-        let pristine = &compiled.pristine;
-        let mut dirty = Vec::new();
-        let mut pages = Vec::new();
-        for (i, page) in memory.chunks(PAGE).enumerate() {
-            if page != base_page(pristine, i) {
-                dirty.push(i as u32);
-                pages.extend_from_slice(page);
-                pages.resize(dirty.len() * PAGE, 0);
-            }
-        }
-        // The base carries no per-run accounting: every run starts with zero stats and output.
-        let ledger = Ledger {
-            stats: Default::default(),
-            output: Vec::new(),
-            clock_ns: 0,
-            captured_at_ns: 0,
-            ..vm.store.data().ledger.clone()
-        };
-        let id = {
-            let mut h = std::hash::DefaultHasher::new();
-            compiled.module_hash.hash(&mut h);
-            config.memory_limit_bytes.hash(&mut h);
-            memory.len().hash(&mut h);
-            dirty.hash(&mut h);
-            pages.hash(&mut h);
-            h.finish()
-        };
-        BaseImage { len: memory.len(), dirty, pages: pages.into_boxed_slice(), ledger, id }
-    }
-}
-
-pub(crate) struct SandboxInner {
-    pub config: SandboxConfig,
-    pub compiled: Arc<Compiled>,
-    pub base: BaseImage,
-}
 
 /// A ready-to-use QuickJS sandbox: the compiled module (shared process-wide) and a base
 /// snapshot taken after QuickJS init and the caller's prelude. Cheap to clone, `Send + Sync`.
@@ -128,7 +56,7 @@ impl Sandbox {
             }
             vm.run_jobs(deadline)?;
         }
-        let base = BaseImage::capture(&vm, &compiled, &config);
+        let base = BaseImage::capture(vm.memory.data(&vm.store), &vm.store.data().ledger, &compiled, &config);
         drop(vm);
         Ok(Sandbox { inner: Arc::new(SandboxInner { config, compiled, base }) })
     }
@@ -150,7 +78,12 @@ impl Sandbox {
         }
         vm.run_jobs(deadline)?;
         let inner = &self.inner;
-        let base = BaseImage::capture(&vm, &inner.compiled, &inner.config);
+        let base = BaseImage::capture(
+            vm.memory.data(&vm.store),
+            &vm.store.data().ledger,
+            &inner.compiled,
+            &inner.config,
+        );
         drop(vm);
         Ok(Sandbox {
             inner: Arc::new(SandboxInner {

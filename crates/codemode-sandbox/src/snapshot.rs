@@ -10,12 +10,11 @@
 
 use std::hash::Hasher;
 
+use crate::abi::{AbiStats, GuestOutput, OutputKind};
 use crate::abi::{Ledger, LedgerCall};
+use crate::base::{PAGE, SandboxInner, base_page};
 use crate::error::SandboxError;
-use crate::sandbox::SandboxInner;
-use crate::vm::{AbiStats, GuestOutput, OutputKind};
 
-pub(crate) const PAGE: usize = 4096;
 const WASM_PAGE: u64 = 65536;
 const MAGIC: &[u8; 8] = b"CMSNAP01";
 const FLAG_COMPRESSED: u8 = 1;
@@ -48,16 +47,6 @@ pub(crate) struct Decoded {
     pub pages: Vec<u32>,
     /// `pages.len() * PAGE` bytes: each page XOR the base page.
     pub xor: Vec<u8>,
-}
-
-fn zero_page() -> &'static [u8; PAGE] {
-    static Z: [u8; PAGE] = [0; PAGE];
-    &Z
-}
-
-/// Page `i` of a dense image (zero beyond its end).
-pub(crate) fn base_page(base: &[u8], i: usize) -> &[u8] {
-    base.get(i * PAGE..(i + 1) * PAGE).unwrap_or(zero_page())
 }
 
 fn checksum(bytes: &[u8]) -> u64 {

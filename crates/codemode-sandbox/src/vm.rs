@@ -2,25 +2,18 @@
 
 use std::time::Instant;
 
-use wasmtime::{Extern, Instance, Memory, Module, ModuleExport, Store, Trap, TypedFunc, UpdateDeadline};
+use wasmtime::{Extern, Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline};
 
-use crate::abi::{HostState, LedgerCall};
+use crate::abi::{
+    AbiStats, Delivery, ExportIndices, GuestOutput, GuestPolicy, HostCall, HostState, LedgerCall,
+    PENDING_WITHOUT_HOST_WORK, status,
+};
 use crate::abi_names::GUEST_EXPORTS;
+use crate::base::{PAGE, SandboxInner};
 use crate::dirty::Tracker;
 use crate::engine::ticker;
 use crate::error::{GuestError, SandboxError};
-use crate::sandbox::SandboxInner;
 use crate::snapshot::Snapshot;
-
-/// Per-VM hook consulted by the guest's imports before they accept anything. A refusal makes
-/// the JS call throw a plain `Error` carrying the message (catchable by the program). The
-/// bridge implements this to enforce its budgets; the sandbox only counts ([`AbiStats`]).
-pub trait GuestPolicy: Send {
-    /// A host call with `payload` is about to be recorded.
-    fn on_host_call(&mut self, payload: &str) -> Result<(), String>;
-    /// Output of `kind` with `payload` is about to be recorded.
-    fn on_output(&mut self, kind: OutputKind, payload: &str) -> Result<(), String>;
-}
 
 /// What a step left the current cell at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,88 +37,6 @@ pub enum Step {
     },
 }
 
-/// How a host call ends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Delivery {
-    /// Resolve the promise with this JSON text (parsed by the engine's native JSON parser).
-    Resolve(String),
-    /// Reject the promise with a plain intrinsic `Error` with `message` and optional `code`.
-    Reject {
-        /// The error's `message`.
-        message: String,
-        /// The error's `code` property, if any.
-        code: Option<String>,
-    },
-}
-
-/// A host call started by the guest.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostCall {
-    /// Call id, used with [`Vm::deliver`].
-    pub id: u32,
-    /// The payload string the guest passed.
-    pub payload: String,
-}
-
-/// The kind of a guest output record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OutputKind {
-    /// `text`
-    Text,
-    /// `json`
-    Json,
-}
-
-/// One accepted output record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GuestOutput {
-    /// `text` or `json`.
-    pub kind: OutputKind,
-    /// The payload string as the guest passed it.
-    pub payload: String,
-}
-
-/// What crossed the ABI so far (cumulative over snapshots and restores of one run).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AbiStats {
-    /// Host calls accepted.
-    pub host_calls: u64,
-    /// Host calls attempted (accepted + refused).
-    pub host_calls_attempted: u64,
-    /// Payload bytes of accepted host calls.
-    pub host_call_bytes: u64,
-    /// Output records accepted.
-    pub outputs: u64,
-    /// Output records attempted.
-    pub outputs_attempted: u64,
-    /// Payload bytes of accepted output.
-    pub output_bytes: u64,
-    /// Calls refused by the policy.
-    pub refusals: u64,
-    /// Deliveries made.
-    pub deliveries: u64,
-    /// Bytes delivered (JSON text or message + code).
-    pub delivered_bytes: u64,
-    /// Source bytes evaluated (cells and scripts).
-    pub eval_bytes: u64,
-    /// Bytes the guest wrote to stdout/stderr (dropped).
-    pub stdio_bytes_dropped: u64,
-}
-
-mod status {
-    pub const IDLE: i32 = 0;
-    pub const PENDING: i32 = 1;
-    pub const COMPLETED: i32 = 2;
-    pub const FAILED: i32 = 3;
-    pub const COMPLETED_UNDEFINED: i32 = 4;
-    pub const INTERNAL: i32 = -1;
-}
-
-/// Message of the failure reported when a cell waits on nothing the host can settle.
-pub const PENDING_WITHOUT_HOST_WORK: &str = "the run is pending without host work: it awaits a promise \
-     that no pending host call can settle (e.g. `await new Promise(() => {})`)";
-
 pub(crate) struct Exports {
     alloc: TypedFunc<u32, u32>,
     dealloc: TypedFunc<(u32, u32), ()>,
@@ -139,29 +50,6 @@ pub(crate) struct Exports {
     result_ptr: TypedFunc<(), u32>,
     result_len: TypedFunc<(), u32>,
     heap_used: TypedFunc<(), u64>,
-}
-
-/// Export indices resolved once per module, so a new instance looks them up without hashing
-/// names.
-pub(crate) struct ExportIndices {
-    memory: ModuleExport,
-    funcs: [ModuleExport; 12],
-}
-
-impl ExportIndices {
-    pub(crate) fn new(module: &Module) -> wasmtime::Result<ExportIndices> {
-        let index = |name: &str| {
-            module
-                .get_export_index(name)
-                .ok_or_else(|| wasmtime::Error::msg(format!("guest exports no `{name}`")))
-        };
-        let mut funcs = Vec::with_capacity(GUEST_EXPORTS.len());
-        for name in GUEST_EXPORTS {
-            funcs.push(index(name)?);
-        }
-        let funcs = funcs.try_into().map_err(|_| wasmtime::Error::msg("export count"))?;
-        Ok(ExportIndices { memory: index("memory")?, funcs })
-    }
 }
 
 impl Exports {
@@ -594,7 +482,7 @@ impl Vm {
         if !t.tracker.written(&mut written) {
             return None;
         }
-        let grown = (t.len / crate::snapshot::PAGE) as u32..len.div_ceil(crate::snapshot::PAGE) as u32;
+        let grown = (t.len / PAGE) as u32..len.div_ceil(PAGE) as u32;
         let mut all = Vec::with_capacity(written.len() + t.differed.len() + grown.len());
         all.extend_from_slice(&written);
         all.extend_from_slice(&t.differed);

@@ -40,7 +40,8 @@ use crate::abort::AbortSignal;
 use crate::host::RunScope;
 use crate::prepare::{self, NotPrepared};
 use crate::run::{Counts, Landed, RunState};
-use crate::runtime::{CodeMode, Flow};
+use crate::runtime::CodeMode;
+use crate::runtime::drive::Flow;
 use crate::vm::lock;
 
 /// How often a `wait` looks in the store for results that landed in another process.
@@ -661,8 +662,8 @@ pub(crate) async fn next_landed(
     run: &mut RunState,
     deadline: Instant,
     abort: &AbortSignal,
-) -> crate::runtime::Wake {
-    use crate::runtime::Wake;
+) -> crate::runtime::drive::Wake {
+    use crate::runtime::drive::Wake;
     let notify = shared.notify(&run.run_id);
     let mut next_lease_check = Instant::now();
     loop {

@@ -1,0 +1,307 @@
+//! Building a [`CodeMode`]: the catalog, the MCP API, the guest boot context and the sandbox whose
+//! base image holds this catalog's guest API.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use codemode_bridge::{BootContext, PRELUDE};
+use codemode_catalog::{Catalog, CatalogOptions, NamespaceRegistry};
+use codemode_core::{CodeModeConfig, ToolSpec};
+use codemode_mcp::{McpApi, McpApiOptions, McpServer, McpTool};
+use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
+use serde_json::{Map, Value, json};
+
+use super::{CodeMode, Inner};
+use crate::admission::Admission;
+use crate::error::BuildError;
+use crate::host::{EventSink, NoEvents, ToolHost};
+use crate::schema::Validators;
+use crate::store::envelope::{self, StateKey};
+use crate::store::local::RunStore as LocalRuns;
+use crate::store::shared::Shared;
+use crate::surface::{EXEC_TOOL, WAIT_TOOL};
+
+/// Creates the sandbox of a [`CodeMode`] from the Code Mode config and the bridge prelude.
+pub type SandboxFactory = Arc<dyn Fn(&CodeModeConfig, &str) -> Result<Sandbox, SandboxError> + Send + Sync>;
+
+/// Builds a [`CodeMode`]; see [`CodeMode::builder`].
+#[must_use]
+pub struct CodeModeBuilder {
+    config: CodeModeConfig,
+    tools: Vec<ToolSpec>,
+    host: Option<Arc<dyn ToolHost>>,
+    events: Arc<dyn EventSink>,
+    namespaces: NamespaceRegistry,
+    mcp_servers: Vec<McpServer>,
+    sandbox_factory: Option<SandboxFactory>,
+    module_cache: Option<PathBuf>,
+    host_source: Option<String>,
+    admission: Option<Admission>,
+    run_store: Option<(Arc<dyn crate::store::RunStore>, StateKey)>,
+}
+
+impl CodeModeBuilder {
+    /// Keeps suspended runs in `store` (shared with other runtimes and processes) instead of this
+    /// runtime's own in-process map, sealed with `key` (see [`crate::store`]). Default: none.
+    pub fn run_store(mut self, store: Arc<dyn crate::store::RunStore>, key: StateKey) -> Self {
+        self.run_store = Some((store, key));
+        self
+    }
+
+    /// The budget of VMs and guest memory this runtime's `exec` and `wait` calls draw from (see
+    /// [`Admission`]). Default: [`Admission::global`], shared by every runtime of the process.
+    pub fn admission(mut self, admission: Admission) -> Self {
+        self.admission = Some(admission);
+        self
+    }
+
+    /// The effective tools of the run, after the host's policy. Default: none.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ToolSpec>) -> Self {
+        self.tools = tools.into_iter().collect();
+        self
+    }
+
+    /// Executes nested calls. Required when Code Mode is enabled.
+    pub fn host(mut self, host: Arc<dyn ToolHost>) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// Receives nested-call events. Default: [`NoEvents`].
+    pub fn events(mut self, events: Arc<dyn EventSink>) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// The namespace registry. Default: [`NamespaceRegistry::global`].
+    pub fn namespaces(mut self, registry: NamespaceRegistry) -> Self {
+        self.namespaces = registry;
+        self
+    }
+
+    /// Metadata of the MCP servers behind the run's MCP tools: title, instructions and whether they
+    /// serve resources and prompts. Their tools come from [`CodeModeBuilder::tools`] (MCP origin, owner
+    /// = server name); the `tools` field of these values is ignored. Default: none.
+    pub fn mcp_servers(mut self, servers: impl IntoIterator<Item = McpServer>) -> Self {
+        self.mcp_servers = servers.into_iter().collect();
+        self
+    }
+
+    /// Keeps the compiled guest module in `dir` (created if missing) so the next process loads it
+    /// instead of compiling (about a second of CPU). Corrupt or foreign entries are recompiled; a
+    /// directory that cannot be used only costs the compile. Ignored with a
+    /// [`CodeModeBuilder::sandbox_factory`]. Default: none (compile once per process).
+    pub fn module_cache(mut self, dir: Option<PathBuf>) -> Self {
+        self.module_cache = dir;
+        self
+    }
+
+    /// Names the `<source>` of core and plugin tool ids: `host` gives `host:core:message` instead
+    /// of the spec's `openclaw:core:message`. MCP (`mcp:`) and client (`client:`) ids, the entries'
+    /// `source` field and telemetry keys are unchanged. The name must pass
+    /// [`codemode_core::is_valid_host_source`] (else [`CodeModeBuilder::build`] fails). Default:
+    /// `openclaw`, for spec conformance.
+    pub fn host_source(mut self, name: impl Into<String>) -> Self {
+        self.host_source = Some(name.into());
+        self
+    }
+
+    /// Replaces how the sandbox is created (tests, custom sandbox settings). Default: one sandbox per
+    /// `memoryLimitBytes` and module cache per process, with the bridge prelude.
+    pub fn sandbox_factory(mut self, factory: SandboxFactory) -> Self {
+        self.sandbox_factory = Some(factory);
+        self
+    }
+
+    /// Builds the catalog, the MCP API and the guest boot context, and obtains the sandbox. A sandbox
+    /// that cannot be created does not fail the build: every `exec` then fails with
+    /// `runtime_unavailable` (fail closed).
+    pub fn build(self) -> Result<CodeMode, BuildError> {
+        let config = self.config;
+        if config.enabled && self.host.is_none() {
+            return Err(BuildError::MissingHost);
+        }
+        let mut catalog_options = CatalogOptions::default();
+        if let Some(name) = self.host_source {
+            if !codemode_core::is_valid_host_source(&name) {
+                return Err(BuildError::InvalidHostSource { name });
+            }
+            catalog_options.host_source = name;
+        }
+        let catalog = Catalog::build(self.tools.clone(), &catalog_options);
+        let mcp = build_mcp(&catalog, &self.mcp_servers);
+        let mut boot = BootContext::new();
+        boot.all_tools = catalog.guest_entries().cloned().collect();
+        boot.convenience = catalog.convenience_names().to_vec();
+        boot.mcp = mcp.as_ref().map(mcp_boot_json).unwrap_or(Value::Null);
+        boot.max_result_chars = Some(config.max_output_bytes);
+        let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
+        let sandbox = if config.enabled {
+            match &self.sandbox_factory {
+                Some(factory) => factory(&config, PRELUDE),
+                None => shared_sandbox(&config, self.module_cache.as_deref()),
+            }
+            // The guest API of this catalog is built once, into this runtime's base image: a run
+            // only adds its namespaces. (Booting it per run cost ~7 ms with 677 MCP tools.)
+            .and_then(|sandbox| sandbox.extend(&api_script, "codemode-boot.js"))
+            .map_err(|e| e.to_string())
+        } else {
+            Err("code mode is disabled".to_owned())
+        };
+        if let Err(reason) = &sandbox
+            && config.enabled
+        {
+            tracing::error!(%reason, "code mode sandbox unavailable; every exec will fail closed");
+        }
+        let mut visible_tools = vec![EXEC_TOOL.to_owned(), WAIT_TOOL.to_owned()];
+        visible_tools.extend(catalog.direct_only_tools().iter().map(|t| t.name.clone()));
+        let salt = RandomState::new().hash_one(std::process::id());
+        let shared = match (self.run_store, &sandbox) {
+            (Some((store, key)), Ok(sandbox)) => {
+                let (module_hash, base_id) = sandbox.identity();
+                let module = envelope::identity(&[b"guest-module", &module_hash.to_le_bytes()]);
+                let tools = serde_json::to_vec(&self.tools).unwrap_or_default();
+                let servers = serde_json::to_vec(&self.mcp_servers).unwrap_or_default();
+                let config_text = format!("{config:?}");
+                let catalog = envelope::identity(&[
+                    b"catalog",
+                    &base_id.to_le_bytes(),
+                    &tools,
+                    &servers,
+                    config_text.as_bytes(),
+                ]);
+                Some(Arc::new(Shared::new(store, key, module, catalog)))
+            }
+            _ => None,
+        };
+        Ok(CodeMode {
+            inner: Arc::new(Inner {
+                config,
+                tools: self.tools,
+                catalog,
+                host: self.host,
+                events: self.events,
+                namespaces: self.namespaces,
+                mcp,
+                sandbox,
+                validators: Validators::default(),
+                store: LocalRuns::default(),
+                shared,
+                visible_tools,
+                next_run: AtomicU64::new(1),
+                salt,
+                admission: self.admission.unwrap_or_else(|| Admission::global().clone()),
+            }),
+        })
+    }
+}
+
+impl CodeMode {
+    /// Starts building a runtime for `config`.
+    pub fn builder(config: CodeModeConfig) -> CodeModeBuilder {
+        CodeModeBuilder {
+            config,
+            tools: Vec::new(),
+            host: None,
+            events: Arc::new(NoEvents),
+            namespaces: NamespaceRegistry::global().clone(),
+            mcp_servers: Vec::new(),
+            sandbox_factory: None,
+            module_cache: None,
+            host_source: None,
+            admission: None,
+            run_store: None,
+        }
+    }
+}
+
+fn shared_sandbox(config: &CodeModeConfig, module_cache: Option<&Path>) -> Result<Sandbox, SandboxError> {
+    type Key = (u64, Option<PathBuf>);
+    static SANDBOXES: OnceLock<Mutex<HashMap<Key, Sandbox>>> = OnceLock::new();
+    let cache = SANDBOXES.get_or_init(Default::default);
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    let key = (config.memory_limit_bytes, module_cache.map(Path::to_path_buf));
+    if let Some(sandbox) = cache.get(&key) {
+        return Ok(sandbox.clone());
+    }
+    let mut sandbox_config = SandboxConfig::default();
+    sandbox_config.memory_limit_bytes = config.memory_limit_bytes;
+    sandbox_config.cache_dir = key.1.clone();
+    let sandbox = Sandbox::new(sandbox_config, PRELUDE)?;
+    cache.insert(key, sandbox.clone());
+    Ok(sandbox)
+}
+
+/// The MCP API of the catalog's MCP entries (grouped by server, in catalog order), plus listed
+/// servers that serve resources or prompts without tools. `None` when no MCP server is visible.
+fn build_mcp(catalog: &Catalog, servers: &[McpServer]) -> Option<McpApi> {
+    let mut order: Vec<String> = Vec::new();
+    let mut tools: HashMap<String, Vec<McpTool>> = HashMap::new();
+    for entry in catalog.mcp_entries() {
+        let Some(spec) = catalog.spec(&entry.id) else { continue };
+        let mut tool = McpTool::new(spec.name.clone())
+            .with_description(spec.description.clone())
+            .with_input_schema(spec.parameters.clone());
+        if let Some(label) = &spec.label {
+            tool = tool.with_title(label.clone());
+        }
+        if let Some(output) = &spec.output_schema {
+            tool = tool.with_output_schema(output.clone());
+        }
+        if !tools.contains_key(&spec.owner) {
+            order.push(spec.owner.clone());
+        }
+        tools.entry(spec.owner.clone()).or_default().push(tool);
+    }
+    for server in servers {
+        if (server.has_resources || server.has_prompts) && !order.contains(&server.name) {
+            order.push(server.name.clone());
+        }
+    }
+    if order.is_empty() {
+        return None;
+    }
+    let list: Vec<McpServer> = order
+        .iter()
+        .map(|name| {
+            let mut server = McpServer::new(name.clone(), tools.remove(name).unwrap_or_default());
+            if let Some(meta) = servers.iter().find(|s| &s.name == name) {
+                server.title = meta.title.clone();
+                server.instructions = meta.instructions.clone();
+                server.has_resources = meta.has_resources;
+                server.has_prompts = meta.has_prompts;
+            }
+            server
+        })
+        .collect();
+    Some(McpApi::build(&list, &McpApiOptions::default()))
+}
+
+/// The MCP table in the bridge's boot shape.
+fn mcp_boot_json(api: &McpApi) -> Value {
+    let guest = api.to_guest_json();
+    let mut servers = Map::new();
+    for server in guest["servers"].as_array().into_iter().flatten() {
+        let ident = server["server"].as_str().unwrap_or_default().to_owned();
+        let tools: Vec<Value> =
+            server["tools"].as_array().into_iter().flatten().map(|t| t["tool"].clone()).collect();
+        let tool_names: Vec<Value> =
+            server["tools"].as_array().into_iter().flatten().map(|t| t["toolName"].clone()).collect();
+        servers.insert(
+            ident,
+            json!({
+                "tools": tools,
+                "toolNames": tool_names,
+                "name": server["serverName"],
+                "resources": server["hasResources"],
+                "prompts": server["hasPrompts"],
+            }),
+        );
+    }
+    let files: Vec<Value> =
+        api.files().map(|(path, content)| json!({ "path": path, "content": content })).collect();
+    json!({ "servers": servers, "files": files })
+}
