@@ -516,5 +516,79 @@ return await MCP.everything[key]({ duration: 1, steps: 1 });"#;
     report.record("16 nested calls visible under the parent exec call", step16.await);
 
     let _ = client.cancel().await;
+
+    // Step 17 (beyond the spec's plan): the same gateway over Streamable HTTP.
+    report.record("17 serve --http: two rmcp Streamable HTTP clients", http_step(paths, &config).await);
     Ok(())
+}
+
+/// `codemode serve --http 127.0.0.1:0` with the step-4 config, two rmcp Streamable HTTP clients
+/// at once: exec with progress, a run suspended by one that the other cannot continue, status,
+/// then SIGTERM and exit status 0.
+async fn http_step(paths: &Paths, config: &Value) -> Result<String> {
+    use tokio::io::AsyncBufReadExt;
+    let file = paths.work.join("http.json");
+    std::fs::write(&file, serde_json::to_string_pretty(config)?)?;
+    let mut serve = tokio::process::Command::new(&paths.codemode)
+        .arg("serve")
+        .arg("--config")
+        .arg(&file)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stderr = tokio::io::BufReader::new(serve.stderr.take().context("stderr")?).lines();
+    let url = loop {
+        let line = tokio::time::timeout(Duration::from_secs(60), stderr.next_line())
+            .await
+            .context("the gateway did not say where it listens within 60 s")??
+            .context("the gateway exited before listening")?;
+        eprintln!("{line}");
+        if let Some(url) = line.strip_prefix("codemode serve: listening on ") {
+            break url.trim().to_owned();
+        }
+    };
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stderr.next_line().await {
+            eprintln!("{line}");
+        }
+    });
+    let connect = |url: String| async move {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
+        let recorder = Recorder::default();
+        let client = recorder.clone().serve(transport).await.context("MCP initialize over HTTP")?;
+        anyhow::Ok((client, recorder))
+    };
+    let ((a, a_heard), (b, _)) = tokio::try_join!(connect(url.clone()), connect(url.clone()))?;
+    let message = "return await tools.callValue('openclaw:core:message', { to: 'http', text: 'hi' });";
+    let (from_a, from_b) = tokio::try_join!(exec(&a, message), exec(&b, message))?;
+    ensure!(completed(&from_a)?["input"]["to"] == "http", "{from_a}");
+    ensure!(completed(&from_b)?["input"]["to"] == "http", "{from_b}");
+    let slow = r#"const key = Object.keys(MCP.everything).find((k) => /long/i.test(k));
+await MCP.everything[key]({ duration: 3, steps: 3 }); return "slow done";"#;
+    let parked = exec(&a, slow).await?;
+    ensure!(parked["status"] == "waiting", "{parked}");
+    let foreign = call(&b, "wait", json!({ "runId": parked["runId"] })).await?;
+    ensure!(
+        foreign["status"] == "failed" && foreign["code"] == "invalid_input" && foreign.get("value").is_none(),
+        "another session continued the run: {foreign}"
+    );
+    let mut finished = parked;
+    while finished["status"] == "waiting" {
+        finished = call(&a, "wait", json!({ "runId": finished["runId"] })).await?;
+    }
+    ensure!(completed(&finished)? == "slow done", "{finished}");
+    let logs = a_heard.logs.lock().unwrap_or_else(|p| p.into_inner()).len();
+    let status = gateway_status(&a).await?;
+    ensure!(status["clients"] == 2 && status["suspendedRuns"] == 0, "{status}");
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+    let pid = serve.id().context("no pid")?.to_string();
+    std::process::Command::new("kill").args(["-TERM", &pid]).status()?;
+    let exit = tokio::time::timeout(Duration::from_secs(20), serve.wait())
+        .await
+        .context("the gateway did not exit within 20 s of SIGTERM")??;
+    ensure!(exit.success(), "the gateway exited with {exit}");
+    Ok(format!("{url}: two sessions, a foreign wait refused, {logs} trajectory messages, exit 0 on SIGTERM"))
 }

@@ -64,11 +64,30 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         host_source: Option<String>,
     },
-    /// An MCP server on stdio in front of upstream MCP servers (docs/serve.md).
+    /// An MCP server on stdio (or Streamable HTTP with --http) in front of upstream MCP servers
+    /// (docs/serve.md).
     Serve {
         /// Gateway config: `{"mcpServers": {...}, "codeMode": {...}, "catalog": "fixture.json"?}`.
         #[arg(long)]
         config: PathBuf,
+        /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio: `127.0.0.1:8787`,
+        /// `[::1]:8787`, or a port alone (on 127.0.0.1). Another address only when named here.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Require `Authorization: Bearer <token>` with the token in environment variable VAR.
+        #[arg(long, value_name = "VAR", requires = "http")]
+        auth_token_env: Option<String>,
+        /// A browser Origin to accept besides the loopback ones, e.g. `https://app.example.com:443` or
+        /// `http://10.0.0.5:*` (repeatable). Requests with any other Origin get 403.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allowed_origin: Vec<String>,
+        /// A Host header value to accept besides the loopback names, e.g. `mcp.example.com` or
+        /// `mcp.example.com:8787` (repeatable; on a non-loopback address, only these are accepted).
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allowed_host: Vec<String>,
+        /// On SIGTERM/Ctrl-C, how long requests in flight may take to finish.
+        #[arg(long, value_name = "MS", default_value_t = 10_000)]
+        shutdown_grace_ms: u64,
         /// Keep suspended runs in a shared store instead of this process's memory, so they survive a
         /// restart and any gateway on the same store can continue them: `file://DIR` or
         /// `redis://HOST:PORT/DB` (docs/serve.md, "Running more than one gateway"). Needs
@@ -106,12 +125,22 @@ fn main() -> Result<()> {
                 stop(gateway).await;
                 result
             }
-            Command::Serve { config, run_store, state_key_env } => {
+            Command::Serve { config, http, auth_token_env, allowed_origin, allowed_host, shutdown_grace_ms, run_store, state_key_env } => {
                 let store = match (run_store, state_key_env) {
                     (Some(address), Some(var)) => Some(open_store(&address, &var).await?),
                     _ => None,
                 };
-                codemode_cli::serve::run(&config, cache, store).await
+                match http {
+                    None => codemode_cli::serve::run(&config, cache, store).await,
+                    Some(listen) => {
+                        let mut options = codemode_cli::serve::HttpOptions::new(listen);
+                        options.auth_token_env = auth_token_env;
+                        options.allowed_origins = allowed_origin;
+                        options.allowed_hosts = allowed_host;
+                        options.shutdown_grace = std::time::Duration::from_millis(shutdown_grace_ms);
+                        codemode_cli::serve::run_http(&config, cache, options, store).await
+                    }
+                }
             }
         }
     });

@@ -12,7 +12,7 @@ use rmcp::model::{
     ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
 use super::STATUS_URI;
@@ -321,11 +321,10 @@ impl Gateway {
             keep_generations(&mut engines);
         }
         *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
-        let peer = inner.projection.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        if let Some(peer) = peer
-            && inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1
-        {
-            let _ = peer.notify_tool_list_changed().await;
+        if inner.generation.load(std::sync::atomic::Ordering::Relaxed) > 1 {
+            for peer in inner.projection.peers() {
+                let _ = peer.notify_tool_list_changed().await;
+            }
         }
         Ok(())
     }
@@ -395,6 +394,7 @@ impl Gateway {
             "catalogTools": engine.tools().len(),
             "suspendedRuns": self.suspended_runs(),
             "trackedRuns": self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            "clients": self.inner.projection.client_count(),
             "upstreamCallsInFlight": self.inner.upstream.calls_in_flight(),
             "upstreams": {
                 "running": running,
@@ -450,14 +450,17 @@ impl Gateway {
         futures::future::join_all(upstreams.into_iter().map(Upstream::stop)).await;
     }
 
+    /// Client `client` calls tool `name`: exec and wait run in the client's scope (its runs are
+    /// its own: a wait from another client fails as the spec says for another session's run).
     pub(super) async fn call(
         &self,
+        client: &str,
         name: &str,
         arguments: Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, McpError> {
         let call_id = format!("mcp-{}", request_id_text(&context.id));
-        let scope = RunScope::new("mcp", "gateway").with_call_id(call_id.clone());
+        let scope = RunScope::new(client, "gateway").with_call_id(call_id.clone());
         let abort = AbortSignal::new();
         let cancel = context.ct.clone();
         let watcher = {
@@ -467,9 +470,9 @@ impl Gateway {
                 abort.abort();
             })
         };
-        let mut open = OpenCall::new(&self.inner.projection, &call_id, context.meta.get_progress_token());
-        let mut end =
-            RunEnd { projection: &self.inner.projection, exec_call_id: None, run_id: None, armed: false };
+        let projection = &self.inner.projection;
+        let mut open = OpenCall::new(projection, client, &call_id, context.meta.get_progress_token());
+        let mut end = RunEnd { projection, client, exec_call_id: None, run_id: None, armed: false };
         let result = match name {
             "exec" => {
                 end.exec_call_id = Some(call_id.clone());
@@ -499,8 +502,77 @@ impl Gateway {
         drop(end);
         drop(open);
         // Every notification of this call goes out before its answer.
-        self.inner.projection.flush().await;
+        self.inner.projection.flush(client).await;
         result
+    }
+
+    /// Client `client`'s session ended: its suspended runs are discarded (their nested calls
+    /// cancelled) and it hears nothing more.
+    pub(super) fn end_client(&self, client: &str) {
+        let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
+        // Runs in a shared store belong to the client, not to this session: they stay for the
+        // client's next session (on this replica or another).
+        let runs: usize = if self.inner.config.run_store.is_some() {
+            0
+        } else {
+            engines.iter().map(|e| e.code_mode().end_session(client)).sum()
+        };
+        self.inner.projection.detach(client);
+        self.remember_none();
+        tracing::info!(client, runs, "MCP session ended; its suspended runs are discarded");
+    }
+
+    /// Drops generations and run owners no run needs any more.
+    fn remember_none(&self) {
+        let engines = {
+            let mut engines = self.inner.engines.write().unwrap_or_else(|p| p.into_inner());
+            keep_generations(&mut engines);
+            engines.clone()
+        };
+        let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
+        owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
+    }
+
+    /// `logging/setLevel` from client `client`.
+    pub(super) fn client_set_level(&self, client: &str, peer: &Peer<RoleServer>, per_request: bool, request: SetLevelRequestParams) {
+        self.inner.projection.attach(client, peer, per_request);
+        let name = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(str::to_owned));
+        self.inner.projection.set_level(client, level_rank(name.as_deref().unwrap_or("debug")));
+    }
+
+    /// `tools/list` from client `client`.
+    pub(super) fn client_list_tools(&self, client: &str, peer: &Peer<RoleServer>, per_request: bool) -> ListToolsResult {
+        self.inner.projection.attach(client, peer, per_request);
+        if !self.inner.config.code_mode.enabled {
+            let tools: Vec<Tool> = self
+                .inner
+                .passthrough
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter_map(|t| serde_json::from_value(t.definition.clone()).ok())
+                .collect();
+            return ListToolsResult::with_all_items(tools);
+        }
+        let surface = self.engine().surface_json();
+        let tools: Vec<Tool> = surface["tools"]
+            .as_array()
+            .map(|defs| defs.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect())
+            .unwrap_or_default();
+        ListToolsResult::with_all_items(tools)
+    }
+
+    /// `tools/call` from client `client`.
+    pub(super) async fn client_call_tool(
+        &self,
+        client: &str,
+        per_request: bool,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.inner.projection.attach(client, &context.peer, per_request);
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
+        self.call(client, &request.name, arguments, context).await.map(CallToolResponse::from)
     }
 
     /// A tool on the model surface other than exec/wait (direct-only, or everything when Code Mode
@@ -534,6 +606,9 @@ impl Gateway {
         Ok(direct_result(outcome))
     }
 }
+
+/// The scope key of the one client on stdio (the `session_id` of its runs' scope).
+pub(super) const STDIO_CLIENT: &str = "mcp";
 
 /// A direct tool call's outcome as an MCP tool result.
 fn direct_result(outcome: Result<codemode::ToolOutcome, codemode::ToolError>) -> CallToolResult {
@@ -665,11 +740,9 @@ impl ServerHandler for Gateway {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let name = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(str::to_owned));
-        let rank = level_rank(name.as_deref().unwrap_or("debug"));
-        self.inner.projection.min_level.store(rank, std::sync::atomic::Ordering::Relaxed);
+        self.client_set_level(STDIO_CLIENT, &context.peer, false, request);
         Ok(())
     }
 
@@ -678,24 +751,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.inner.projection.attach(&context.peer);
-        if !self.inner.config.code_mode.enabled {
-            let tools: Vec<Tool> = self
-                .inner
-                .passthrough
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .filter_map(|t| serde_json::from_value(t.definition.clone()).ok())
-                .collect();
-            return Ok(ListToolsResult::with_all_items(tools));
-        }
-        let surface = self.engine().surface_json();
-        let tools: Vec<Tool> = surface["tools"]
-            .as_array()
-            .map(|defs| defs.iter().filter_map(|d| serde_json::from_value(d.clone()).ok()).collect())
-            .unwrap_or_default();
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(self.client_list_tools(STDIO_CLIENT, &context.peer, false))
     }
 
     async fn list_resources(
@@ -737,9 +793,7 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.inner.projection.attach(&context.peer);
-        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| Value::Object(Map::new()));
-        self.call(&request.name, arguments, &context).await.map(CallToolResponse::from)
+        self.client_call_tool(STDIO_CLIENT, false, request, &context).await
     }
 }
 

@@ -1,10 +1,12 @@
-//! `codemode serve`: an MCP server on stdio that puts Code Mode in front of upstream MCP servers
-//! (docs/serve.md). Upstream servers are child processes; their tools, resources and prompts become
-//! the hidden catalog; the client sees `exec`, `wait` and direct-only tools.
+//! `codemode serve`: an MCP server on stdio (or Streamable HTTP, [`run_http`]) that puts Code Mode
+//! in front of upstream MCP servers (docs/serve.md). Upstream servers are child processes; their
+//! tools, resources and prompts become the hidden catalog; the client sees `exec`, `wait` and
+//! direct-only tools.
 
 mod child;
 mod config;
 mod gateway;
+pub mod http;
 mod projection;
 mod upstream;
 pub mod wire;
@@ -15,6 +17,7 @@ use rmcp::ServiceExt;
 
 pub use config::*;
 pub use gateway::Gateway;
+pub use self::http::{HttpOptions, Principal};
 pub use upstream::{ProgressRoute, UpstreamHost};
 
 /// The gateway's one resource: its state as JSON ([`Gateway::status`]).
@@ -71,6 +74,22 @@ pub async fn run(
     gateway.shutdown().await;
     tracing::info!("codemode serve: upstream servers stopped");
     Ok(())
+}
+
+/// `codemode serve --config F --http ADDR`: the gateway over MCP Streamable HTTP at `/mcp` until a
+/// signal arrives; then requests in flight finish (within the grace period) and every upstream it
+/// started is stopped.
+pub async fn run_http(
+    config_path: &Path,
+    module_cache: Option<std::path::PathBuf>,
+    mut options: HttpOptions,
+    run_store: Option<crate::engine::RunStoreChoice>,
+) -> anyhow::Result<()> {
+    let mut config = GatewayConfig::load(config_path)?;
+    config.module_cache = module_cache;
+    options.shared_runs = run_store.is_some();
+    config.run_store = run_store;
+    self::http::run(Gateway::start(config), options).await
 }
 
 /// Resolves on SIGTERM (what MCP clients and process managers send to stop a server).

@@ -342,9 +342,11 @@ pub(super) fn exited(server: &str) -> String {
     )
 }
 
-/// Where an upstream call's progress goes: the run and exec call that made it.
+/// Where an upstream call's progress goes: the client (scope key) whose run made it, the run and
+/// the exec call.
 #[derive(Clone, Debug)]
 pub struct ProgressRoute {
+    pub(super) client: String,
     pub(super) run_id: String,
     pub(super) parent_call_id: Option<String>,
     pub(super) catalog_id: String,
@@ -394,6 +396,7 @@ impl ToolHost for UpstreamHost {
             return Err(ToolError::with_code(format!("unknown tool {:?}", call.catalog_id), "not_found"));
         };
         let route = ProgressRoute {
+            client: call.scope.session_id.clone(),
             run_id: call.run_id.clone(),
             parent_call_id: call.parent_call_id.clone(),
             catalog_id: call.catalog_id.clone(),

@@ -6,6 +6,7 @@ mod fixture;
 mod fuzz;
 mod serve;
 mod serve_hostile;
+mod serve_http;
 mod serve_protocol;
 mod session;
 mod stores;
