@@ -42,6 +42,7 @@ impl Sandbox {
             base: BaseImage::empty(),
         });
         let mut vm = Vm::instantiate(provisional)?;
+        let live_clock = setup_clock(&mut vm);
         let deadline = Instant::now() + SETUP_DEADLINE;
         let heap_limit = u32::try_from(config.memory_limit_bytes).unwrap_or(u32::MAX);
         let stack = config.quickjs_stack_bytes();
@@ -56,6 +57,7 @@ impl Sandbox {
             }
             vm.run_jobs(deadline)?;
         }
+        vm.store.data_mut().deterministic = live_clock;
         let base = BaseImage::capture(vm.memory.data(&vm.store), &vm.store.data().ledger, &compiled, &config);
         drop(vm);
         Ok(Sandbox { inner: Arc::new(SandboxInner { config, compiled, base }) })
@@ -71,12 +73,14 @@ impl Sandbox {
     /// [`Sandbox::identity`] in every process; each VM started from it is seeded as usual.
     pub fn extend(&self, script: &str, name: &str) -> Result<Sandbox, SandboxError> {
         let mut vm = self.start_unseeded()?;
+        let live_clock = setup_clock(&mut vm);
         let deadline = Instant::now() + SETUP_DEADLINE;
         match vm.eval_script_named(script, name, deadline)? {
             Step::Failed(error) => return Err(SandboxError::Prelude { error }),
             Step::Completed { .. } | Step::Pending { .. } => {}
         }
         vm.run_jobs(deadline)?;
+        vm.store.data_mut().deterministic = live_clock;
         let inner = &self.inner;
         let base = BaseImage::capture(
             vm.memory.data(&vm.store),
@@ -202,4 +206,14 @@ impl Sandbox {
         }
         Ok(vm)
     }
+}
+
+/// Set-up (QuickJS init, the prelude, an extension script) reads a fixed wall clock, so a base image
+/// depends only on the module, the configuration and the scripts: the same in every process, which
+/// lets a snapshot move between processes. Returns the VM's own clock setting, to put back.
+fn setup_clock(vm: &mut Vm) -> Option<crate::Deterministic> {
+    let st = vm.store.data_mut();
+    let live = st.deterministic;
+    st.deterministic = Some(crate::Deterministic { clock_ms: 0, seed: live.map_or(0, |d| d.seed) });
+    live
 }

@@ -274,3 +274,140 @@ fn serve_refuses_a_store_without_a_usable_state_key() {
     assert!(stderr.contains("expected file://DIR or redis://HOST:PORT/DB"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- two `codemode serve --http` replicas on one Redis, driven by the official Python MCP client ----
+
+const AUTH_TOKEN: &str = "replica-test-bearer-token";
+
+/// The python that has the MCP SDK (`mcp<2`, as `.ci/run` installs it).
+fn mcp_python() -> String {
+    let python = std::env::var("CODEMODE_TEST_MCP_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import mcp.client.streamable_http, httpx"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "{python} cannot import the MCP SDK; set CODEMODE_TEST_MCP_PYTHON as .ci/run does");
+    python
+}
+
+/// `codemode serve --http 127.0.0.1:0 --run-store <store> --auth-token-env ...`.
+struct HttpReplica {
+    child: tokio::process::Child,
+    url: String,
+}
+
+async fn http_replica(dir: &std::path::Path, store: &str, name: &str) -> HttpReplica {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config"])
+        .arg(gateway_config(dir))
+        .args(["--http", "127.0.0.1:0", "--auth-token-env", "CODEMODE_TEST_TOKEN"])
+        .args(["--run-store", store, "--state-key-env", "CODEMODE_TEST_STATE_KEY"])
+        .env("CODEMODE_TEST_STATE_KEY", STATE_KEY)
+        .env("CODEMODE_TEST_TOKEN", AUTH_TOKEN)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut seen = String::new();
+    let url = loop {
+        let line = tokio::time::timeout_at(deadline.into(), lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("replica {name} did not listen within 60 s: {seen}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("replica {name} exited: {seen}"));
+        seen.push_str(&line);
+        seen.push('\n');
+        if let Some(url) = line.strip_prefix("codemode serve: listening on ") {
+            break url.trim().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    HttpReplica { child, url }
+}
+
+impl HttpReplica {
+    /// One scenario of the Python client (a new MCP session each time), with `token`.
+    async fn client(&self, scenario: &str, arg: &str, token: &str) -> Value {
+        let out = tokio::time::timeout(
+            Duration::from_secs(120),
+            tokio::process::Command::new(mcp_python())
+                .arg(crate::fixture_path("http_client.py"))
+                .args([self.url.as_str(), scenario, arg])
+                .env("HTTP_TOKEN", token)
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("the Python client finishes within 120 s")
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{scenario}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    }
+}
+
+/// Replicas A and B (the test plays the load balancer): a run suspended on A (a slow call, then a
+/// `yield_control` run) is continued by the same client, in a new MCP session, on B; killing A
+/// (SIGKILL) mid-call gives B's `wait` an `interrupted` error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_http_replicas_share_runs_by_client_through_redis() {
+    let redis = Redis::start("http");
+    let dir = temp("http-replicas");
+    let a = http_replica(&dir, &redis.url, "A").await;
+    let b = http_replica(&dir, &redis.url, "B").await;
+
+    let r = a.client("exec", "return await tools.quick({});", AUTH_TOKEN).await;
+    assert_eq!(r["status"], "waiting", "{r}");
+    let run = r["runId"].as_str().unwrap().to_owned();
+    let r = b.client("finish", &run, AUTH_TOKEN).await;
+    assert_eq!((r["status"].as_str(), r["value"].as_str()), (Some("completed"), Some("quick done")), "{r}");
+
+    let r = a.client("exec", "text('on A'); await yield_control(); text('on B'); return 'moved';", AUTH_TOKEN).await;
+    assert_eq!(r["status"], "waiting", "{r}");
+    let run = r["runId"].as_str().unwrap().to_owned();
+    let r = b.client("finish", &run, AUTH_TOKEN).await;
+    assert_eq!(r["value"], "moved", "{r}");
+    assert_eq!(r["output"], json!([{ "type": "text", "text": "on B" }]), "{r}");
+
+    let code = "try { await tools.slow_send({}); return 'sent'; } catch (e) { return { code: e.code }; }";
+    let r = a.client("exec", code, AUTH_TOKEN).await;
+    assert_eq!(r["status"], "waiting", "{r}");
+    let run = r["runId"].as_str().unwrap().to_owned();
+    let mut killed = a.child;
+    let pid = killed.id().unwrap();
+    assert!(std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    let _ = killed.wait().await;
+    let r = b.client("finish", &run, AUTH_TOKEN).await;
+    assert_eq!(r["status"], "completed", "{r}");
+    assert_eq!(r["value"]["code"], "interrupted", "{r}");
+    drop(b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `serve --http` with a run store and no `--auth-token-env` refuses to start.
+#[test]
+fn serve_http_refuses_a_shared_store_without_authentication() {
+    let dir = temp("http-noauth");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config"])
+        .arg(gateway_config(&dir))
+        .args(["--http", "127.0.0.1:0", "--run-store"])
+        .arg(format!("file://{}", dir.join("runs").display()))
+        .args(["--state-key-env", "CODEMODE_TEST_STATE_KEY"])
+        .env("CODEMODE_TEST_STATE_KEY", STATE_KEY)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs --auth-token-env"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
