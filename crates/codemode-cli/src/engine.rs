@@ -192,9 +192,7 @@ impl Engine {
             Some(choice) => builder.run_store(choice.store.clone(), choice.key.clone()),
             None => builder,
         };
-        let code_mode = builder
-            .build()
-            .map_err(|e| CliError::Runtime(e.to_string()))?;
+        let code_mode = builder.build().map_err(|e| CliError::Runtime(e.to_string()))?;
         let host_source = options.catalog.host_source_name().to_owned();
         Ok(Engine {
             code_mode,

@@ -125,7 +125,16 @@ fn main() -> Result<()> {
                 stop(gateway).await;
                 result
             }
-            Command::Serve { config, http, auth_token_env, allowed_origin, allowed_host, shutdown_grace_ms, run_store, state_key_env } => {
+            Command::Serve {
+                config,
+                http,
+                auth_token_env,
+                allowed_origin,
+                allowed_host,
+                shutdown_grace_ms,
+                run_store,
+                state_key_env,
+            } => {
                 let store = match (run_store, state_key_env) {
                     (Some(address), Some(var)) => Some(open_store(&address, &var).await?),
                     _ => None,
@@ -152,11 +161,13 @@ fn main() -> Result<()> {
 /// The shared run store `--run-store` names, sealed with the key in `$VAR`.
 async fn open_store(address: &str, var: &str) -> Result<codemode_cli::engine::RunStoreChoice> {
     if address.starts_with("memory:") {
-        anyhow::bail!("--run-store {address}: in-process memory is the default; name file://DIR or redis://HOST:PORT/DB");
+        anyhow::bail!(
+            "--run-store {address}: in-process memory is the default; name file://DIR or redis://HOST:PORT/DB"
+        );
     }
-    let key = std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .with_context(|| format!("--state-key-env {var}: the environment variable {var} is not set (or empty)"))?;
+    let key = std::env::var_os(var).filter(|v| !v.is_empty()).with_context(|| {
+        format!("--state-key-env {var}: the environment variable {var} is not set (or empty)")
+    })?;
     let key = codemode::StateKey::new(key.into_encoded_bytes())
         .map_err(|e| anyhow::anyhow!("--state-key-env {var}: {e}"))?;
     let store = codemode::open_run_store(address).await.map_err(|e| anyhow::anyhow!("--run-store: {e}"))?;

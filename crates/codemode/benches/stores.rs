@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use codemode::{
-    CodeMode, CodeModeConfig, ExecInput, FileRunStore, MemoryRunStore, NestedCall, RunScope, RunStore, StateKey,
-    ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput,
+    CodeMode, CodeModeConfig, ExecInput, FileRunStore, MemoryRunStore, NestedCall, RunScope, RunStore,
+    StateKey, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput,
 };
 
 struct Echo;

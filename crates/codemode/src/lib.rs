@@ -77,14 +77,14 @@ pub use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
 pub use error::{BuildError, SurfaceError};
 pub use host::{CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome};
 pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory, typescript_transform_count};
+#[cfg(feature = "redis")]
+pub use store::RedisRunStore;
 pub use store::envelope::StateKey;
 pub use store::shared::INTERRUPTED;
 pub use store::{
-    ALREADY_RESUMING, FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, OTHER_AGENT_RUN, OTHER_SESSION, RunStore,
-    StoreError, TOO_MANY, UNAVAILABLE, open_run_store,
+    ALREADY_RESUMING, FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, OTHER_AGENT_RUN, OTHER_SESSION,
+    RunStore, StoreError, TOO_MANY, UNAVAILABLE, open_run_store,
 };
-#[cfg(feature = "redis")]
-pub use store::RedisRunStore;
 pub use surface::{
     EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
     WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,

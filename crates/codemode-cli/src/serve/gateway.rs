@@ -534,14 +534,25 @@ impl Gateway {
     }
 
     /// `logging/setLevel` from client `client`.
-    pub(super) fn client_set_level(&self, client: &str, peer: &Peer<RoleServer>, per_request: bool, request: SetLevelRequestParams) {
+    pub(super) fn client_set_level(
+        &self,
+        client: &str,
+        peer: &Peer<RoleServer>,
+        per_request: bool,
+        request: SetLevelRequestParams,
+    ) {
         self.inner.projection.attach(client, peer, per_request);
         let name = serde_json::to_value(request.level).ok().and_then(|v| v.as_str().map(str::to_owned));
         self.inner.projection.set_level(client, level_rank(name.as_deref().unwrap_or("debug")));
     }
 
     /// `tools/list` from client `client`.
-    pub(super) fn client_list_tools(&self, client: &str, peer: &Peer<RoleServer>, per_request: bool) -> ListToolsResult {
+    pub(super) fn client_list_tools(
+        &self,
+        client: &str,
+        peer: &Peer<RoleServer>,
+        per_request: bool,
+    ) -> ListToolsResult {
         self.inner.projection.attach(client, peer, per_request);
         if !self.inner.config.code_mode.enabled {
             let tools: Vec<Tool> = self

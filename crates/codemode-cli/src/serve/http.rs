@@ -281,7 +281,8 @@ async fn front(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
     if let Some(expected) = &shared.token_digest {
         let presented = bearer(&request).map(digest);
         if !presented.is_some_and(|p| same_digest(&p, expected)) {
-            let why = if presented.is_some() { "the bearer token is not the right one" } else { "no bearer token" };
+            let why =
+                if presented.is_some() { "the bearer token is not the right one" } else { "no bearer token" };
             tracing::warn!("refused an HTTP request: {why}");
             return (
                 http::StatusCode::UNAUTHORIZED,
@@ -378,7 +379,11 @@ pub(super) async fn run(
     };
     config = if hosts.is_empty() { config.disable_allowed_hosts() } else { config.with_allowed_hosts(hosts) };
     let origins: Vec<String> = if loopback {
-        LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).chain(options.allowed_origins.iter().cloned()).collect()
+        LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| o.to_string())
+            .chain(options.allowed_origins.iter().cloned())
+            .collect()
     } else {
         options.allowed_origins.clone()
     };
@@ -427,7 +432,10 @@ pub(super) async fn run(
             };
         }
     };
-    tracing::info!("{why}: no new connections; finishing requests in flight (at most {} ms)", options.shutdown_grace.as_millis());
+    tracing::info!(
+        "{why}: no new connections; finishing requests in flight (at most {} ms)",
+        options.shutdown_grace.as_millis()
+    );
     shared.draining.store(true, Ordering::SeqCst);
     stop_accepting.notify_one();
     let deadline = tokio::time::Instant::now() + options.shutdown_grace;
@@ -489,8 +497,12 @@ mod tests {
         assert_ne!(with(Some("a"), None), with(Some("b"), None));
         // With a shared run store the authenticated client owns its runs in every session.
         let by_client = |s: &str| {
-            Principal { session_id: Some(s.to_owned()), client_id: Some("token-sha256:ab".into()), by_client: true }
-                .scope_key()
+            Principal {
+                session_id: Some(s.to_owned()),
+                client_id: Some("token-sha256:ab".into()),
+                by_client: true,
+            }
+            .scope_key()
         };
         assert_eq!(by_client("a"), "http-client:token-sha256:ab");
         assert_eq!(by_client("a"), by_client("b"));

@@ -15,9 +15,9 @@ use std::path::Path;
 
 use rmcp::ServiceExt;
 
+pub use self::http::{HttpOptions, Principal};
 pub use config::*;
 pub use gateway::Gateway;
-pub use self::http::{HttpOptions, Principal};
 pub use upstream::{ProgressRoute, UpstreamHost};
 
 /// The gateway's one resource: its state as JSON ([`Gateway::status`]).

@@ -214,7 +214,9 @@ impl Projection {
     fn track(&self, event: &CodeModeEvent) {
         let mut open = self.open_nested.lock().unwrap_or_else(|p| p.into_inner());
         match event {
-            CodeModeEvent::NestedCallStarted { scope, run_id, parent_call_id, call_id, catalog_id, .. } => {
+            CodeModeEvent::NestedCallStarted {
+                scope, run_id, parent_call_id, call_id, catalog_id, ..
+            } => {
                 if open.len() >= MAX_OPEN_NESTED
                     && let Some(oldest) = open.iter().min_by_key(|(_, c)| c.started).map(|(id, _)| id.clone())
                 {
@@ -262,7 +264,9 @@ impl EventSink for Projection {
     fn emit(&self, event: CodeModeEvent) {
         self.track(&event);
         let (scope, data, run_id, parent, message) = match &event {
-            CodeModeEvent::NestedCallStarted { scope, run_id, parent_call_id, call_id, catalog_id, .. } => (
+            CodeModeEvent::NestedCallStarted {
+                scope, run_id, parent_call_id, call_id, catalog_id, ..
+            } => (
                 scope,
                 json!({ "event": "nestedCallStarted", "runId": run_id, "parentCallId": parent_call_id, "callId": call_id, "toolId": catalog_id }),
                 run_id,

@@ -86,7 +86,12 @@ impl HttpGateway {
         self.stderr.lock().unwrap().clone()
     }
 
-    fn client_command(&self, scenario: &str, arg: Option<&str>, envs: &[(&str, &str)]) -> tokio::process::Command {
+    fn client_command(
+        &self,
+        scenario: &str,
+        arg: Option<&str>,
+        envs: &[(&str, &str)],
+    ) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(mcp_python());
         command
             .arg(crate::fixture_path("http_client.py"))
@@ -102,13 +107,11 @@ impl HttpGateway {
 
     /// Runs a scenario of the Python client to its end; what it printed.
     async fn client(&self, scenario: &str, arg: Option<&str>, envs: &[(&str, &str)]) -> Value {
-        let out = tokio::time::timeout(
-            Duration::from_secs(180),
-            self.client_command(scenario, arg, envs).output(),
-        )
-        .await
-        .expect("the Python client finishes within 180 s")
-        .unwrap();
+        let out =
+            tokio::time::timeout(Duration::from_secs(180), self.client_command(scenario, arg, envs).output())
+                .await
+                .expect("the Python client finishes within 180 s")
+                .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -256,7 +259,8 @@ async fn serve_http_token_variable_missing_or_empty_is_a_start_up_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_http_refuses_foreign_origins_and_hosts_on_loopback() {
-    let gateway = HttpGateway::start("origin", 20000, &["--allowed-origin", "https://app.example.com:443"], &[]).await;
+    let gateway =
+        HttpGateway::start("origin", 20000, &["--allowed-origin", "https://app.example.com:443"], &[]).await;
     let raw = gateway.client("raw", None, &[]).await;
     assert_eq!(raw["plain"]["status"], 200, "no Origin (not a browser): {raw}");
     assert_eq!(raw["plain"]["deleteStatus"], 204, "DELETE ends the session: {raw}");
@@ -279,7 +283,8 @@ async fn serve_http_progress_comes_before_the_response() {
     assert_eq!(calls.len(), 50);
     for (i, call) in calls.iter().enumerate() {
         assert_eq!(call["result"]["status"], "completed", "call {i}: {call}");
-        let progress: Vec<&str> = call["progress"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        let progress: Vec<&str> =
+            call["progress"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
         assert_eq!(
             progress,
             [
@@ -318,7 +323,12 @@ async fn serve_http_logging_set_level_is_honoured_per_session() {
     let gateway = HttpGateway::start("set-level", 20000, &[], &[]).await;
     let out = gateway.client("set-level", None, &[]).await;
     let events = |key: &str| -> Vec<String> {
-        out[key].as_array().unwrap().iter().map(|d| d["event"].as_str().unwrap_or_default().to_owned()).collect()
+        out[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["event"].as_str().unwrap_or_default().to_owned())
+            .collect()
     };
     assert_eq!(events("default"), ["nestedCallStarted", "nestedCallFinished"], "{out}");
     assert!(events("warning").is_empty(), "{out}");
@@ -346,13 +356,15 @@ async fn serve_http_graceful_shutdown_finishes_the_call_in_flight() {
     let mut client = gateway.client_command("in-flight", Some("2500"), &[]).spawn().unwrap();
     let mut client_err = BufReader::new(client.stderr.take().unwrap()).lines();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), client_err.next_line()).await.unwrap().unwrap();
+        let line =
+            tokio::time::timeout(Duration::from_secs(60), client_err.next_line()).await.unwrap().unwrap();
         if line.expect("the client reports its call in flight").contains("in flight") {
             break;
         }
     }
     gateway.signal("-TERM");
-    let out = tokio::time::timeout(Duration::from_secs(60), client.wait_with_output()).await.unwrap().unwrap();
+    let out =
+        tokio::time::timeout(Duration::from_secs(60), client.wait_with_output()).await.unwrap().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let result: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", gateway.stderr()));
@@ -371,7 +383,8 @@ async fn serve_http_shutdown_grace_is_bounded() {
     let mut client = gateway.client_command("in-flight", Some("25000"), &[]).spawn().unwrap();
     let mut client_err = BufReader::new(client.stderr.take().unwrap()).lines();
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(60), client_err.next_line()).await.unwrap().unwrap();
+        let line =
+            tokio::time::timeout(Duration::from_secs(60), client_err.next_line()).await.unwrap().unwrap();
         if line.expect("the client reports its call in flight").contains("in flight") {
             break;
         }

@@ -97,10 +97,12 @@ async fn redis_expires_the_keys_of_a_parked_run() {
     let run = shared_runs::waiting_id(&a.exec("await yield_control(); return 1;").await);
     let client = redis::Client::open(redis.url.as_str()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let ttl: i64 = redis::cmd("PTTL").arg(format!("codemode:run:{run}")).query_async(&mut conn).await.unwrap();
+    let ttl: i64 =
+        redis::cmd("PTTL").arg(format!("codemode:run:{run}")).query_async(&mut conn).await.unwrap();
     assert!((1..=2000).contains(&ttl), "PTTL {ttl}");
     tokio::time::sleep(Duration::from_millis(2200)).await;
-    let exists: i64 = redis::cmd("EXISTS").arg(format!("codemode:run:{run}")).query_async(&mut conn).await.unwrap();
+    let exists: i64 =
+        redis::cmd("EXISTS").arg(format!("codemode:run:{run}")).query_async(&mut conn).await.unwrap();
     assert_eq!(exists, 0);
 }
 
@@ -114,7 +116,8 @@ async fn a_run_altered_in_redis_is_refused() {
     let client = redis::Client::open(redis.url.as_str()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let key = format!("codemode:run:{run}");
-    let mut sealed: Vec<u8> = redis::cmd("HGET").arg(&key).arg("sealed").query_async(&mut conn).await.unwrap();
+    let mut sealed: Vec<u8> =
+        redis::cmd("HGET").arg(&key).arg("sealed").query_async(&mut conn).await.unwrap();
     let i = sealed.len() / 3;
     sealed[i] ^= 4;
     let () = redis::cmd("HSET").arg(&key).arg("sealed").arg(&sealed).query_async(&mut conn).await.unwrap();
@@ -198,7 +201,12 @@ async fn the_file_store_keeps_a_waiting_run_across_a_serve_restart() {
     let dir = temp("restart");
     let store = format!("file://{}", dir.join("runs").display());
     let first = serve(&dir, &store, "first.log").await;
-    let r = first.call("exec", json!({ "code": "text('one'); await yield_control(); text('two'); return 'after restart';" })).await;
+    let r = first
+        .call(
+            "exec",
+            json!({ "code": "text('one'); await yield_control(); text('two'); return 'after restart';" }),
+        )
+        .await;
     assert_eq!(r["status"], "waiting", "{r}");
     let run = r["runId"].as_str().unwrap().to_owned();
     drop(first.client.cancel().await);
@@ -270,7 +278,8 @@ fn serve_refuses_a_store_without_a_usable_state_key() {
     assert!(stderr.contains("CODEMODE_TEST_STATE_KEY is not set"), "{stderr}");
     let stderr = run(&["--run-store", &store, "--state-key-env", "CODEMODE_TEST_STATE_KEY"], Some("short"));
     assert!(stderr.contains("at least 16"), "{stderr}");
-    let stderr = run(&["--run-store", "s3://bucket", "--state-key-env", "CODEMODE_TEST_STATE_KEY"], Some(STATE_KEY));
+    let stderr =
+        run(&["--run-store", "s3://bucket", "--state-key-env", "CODEMODE_TEST_STATE_KEY"], Some(STATE_KEY));
     assert!(stderr.contains("expected file://DIR or redis://HOST:PORT/DB"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -350,7 +359,8 @@ impl HttpReplica {
         .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{scenario}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+        serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {stdout}"))
     }
 }
 
@@ -370,7 +380,9 @@ async fn two_http_replicas_share_runs_by_client_through_redis() {
     let r = b.client("finish", &run, AUTH_TOKEN).await;
     assert_eq!((r["status"].as_str(), r["value"].as_str()), (Some("completed"), Some("quick done")), "{r}");
 
-    let r = a.client("exec", "text('on A'); await yield_control(); text('on B'); return 'moved';", AUTH_TOKEN).await;
+    let r = a
+        .client("exec", "text('on A'); await yield_control(); text('on B'); return 'moved';", AUTH_TOKEN)
+        .await;
     assert_eq!(r["status"], "waiting", "{r}");
     let run = r["runId"].as_str().unwrap().to_owned();
     let r = b.client("finish", &run, AUTH_TOKEN).await;

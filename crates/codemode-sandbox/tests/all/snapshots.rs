@@ -215,7 +215,10 @@ fn extended_sandboxes_share_an_identity_and_snapshots_move_between_them() {
     drop(vm);
     assert!(snap.captured_ago().is_some());
     // As if it had been suspended 300 ms elsewhere.
-    let moved = Snapshot::from_bytes(&snap.to_bytes()).unwrap().recaptured(std::time::Duration::from_millis(300)).unwrap();
+    let moved = Snapshot::from_bytes(&snap.to_bytes())
+        .unwrap()
+        .recaptured(std::time::Duration::from_millis(300))
+        .unwrap();
     assert!(moved.captured_ago().unwrap() >= std::time::Duration::from_millis(300));
     let mut vm = b.restore(&moved).unwrap();
     for call in vm.pending_host_calls() {

@@ -370,7 +370,7 @@ impl CodeMode {
     /// Dispatches in-flight call `vm_id` of `run` again (its process stopped; the run is
     /// restart-safe, so the call is read-only). `Some` when it settled at once.
     pub(crate) fn redispatch(&self, run: &mut RunState, vm_id: u32) -> Option<Reply> {
-        let Some(pending) = run.in_flight.remove(&vm_id) else { return None };
+        let pending = run.in_flight.remove(&vm_id)?;
         let Some(shape) = run.shapes.get(&vm_id).copied().and_then(Shape::from_code) else {
             return Some(shared::interrupted_reply());
         };

@@ -91,7 +91,8 @@ impl CodeMode {
         };
         // Preparation counts against the run's time budget, off the async workers.
         let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
-        let source = inner.shared.is_some().then(|| (cell.code.clone(), shared::is_typescript(cell.language)));
+        let source =
+            inner.shared.is_some().then(|| (cell.code.clone(), shared::is_typescript(cell.language)));
         let stripped = match prepare::prepare(cell.code, language, deadline, &abort).await {
             Ok(stripped) => stripped,
             Err(NotPrepared::Aborted) => return self.aborted(None),
@@ -191,7 +192,11 @@ impl CodeMode {
     }
 
     /// Restores and drives a run. `Err` carries a VM to suspend (the run goes back to the store).
-    pub(crate) async fn resume(&self, run: &mut RunState, abort: &AbortSignal) -> Result<Flow, (VmThread, WaitReason)> {
+    pub(crate) async fn resume(
+        &self,
+        run: &mut RunState,
+        abort: &AbortSignal,
+    ) -> Result<Flow, (VmThread, WaitReason)> {
         let inner = &self.inner;
         let sandbox = match &inner.sandbox {
             Ok(sandbox) => sandbox.clone(),
@@ -427,7 +432,12 @@ impl CodeMode {
     }
 
     /// Snapshots and parks a run, returning `waiting` (or `failed` when a limit refuses it).
-    pub(crate) async fn suspend(&self, mut run: Box<RunState>, vm: VmThread, reason: WaitReason) -> CodeModeResult {
+    pub(crate) async fn suspend(
+        &self,
+        mut run: Box<RunState>,
+        vm: VmThread,
+        reason: WaitReason,
+    ) -> CodeModeResult {
         let inner = &self.inner;
         let snapshot = vm.snapshot().await;
         drop(vm);

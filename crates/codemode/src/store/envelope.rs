@@ -128,7 +128,12 @@ pub fn seal(key: &StateKey, module: &Identity, catalog: &Identity, state: &[u8],
 }
 
 /// Opens a record sealed with `key` for `module` and `catalog`.
-pub fn open(key: &StateKey, module: &Identity, catalog: &Identity, sealed: &[u8]) -> Result<Opened, EnvelopeError> {
+pub fn open(
+    key: &StateKey,
+    module: &Identity,
+    catalog: &Identity,
+    sealed: &[u8],
+) -> Result<Opened, EnvelopeError> {
     let body_len = sealed.len().checked_sub(MAC_LEN).ok_or(EnvelopeError::Malformed)?;
     if body_len < 8 + 2 + 64 + 8 || &sealed[..8] != MAGIC {
         return Err(EnvelopeError::Malformed);
@@ -149,8 +154,11 @@ pub fn open(key: &StateKey, module: &Identity, catalog: &Identity, sealed: &[u8]
     }
     let mut rest = &body[74..];
     let mut take = || -> Result<Vec<u8>, EnvelopeError> {
-        let len = rest.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or(EnvelopeError::Malformed)?
-            as usize;
+        let len = rest
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or(EnvelopeError::Malformed)? as usize;
         let part = rest.get(4..4 + len).ok_or(EnvelopeError::Malformed)?.to_vec();
         rest = &rest[4 + len..];
         Ok(part)

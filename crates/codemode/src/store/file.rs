@@ -171,7 +171,8 @@ fn read_entry(path: &Path) -> Result<Option<Entry>, StoreError> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(|e| io("reading a run", e))?;
     let corrupt = || StoreError::Unavailable(format!("run file {} is corrupt", path.display()));
-    let len = bytes.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or_else(corrupt)? as usize;
+    let len =
+        bytes.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or_else(corrupt)? as usize;
     let meta = bytes.get(4..4 + len).ok_or_else(corrupt)?;
     let mut entry: Entry = serde_json::from_slice(meta).map_err(|_| corrupt())?;
     entry.sealed = bytes[4 + len..].to_vec();
@@ -197,7 +198,12 @@ fn atomic_write(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError>
 
 #[async_trait]
 impl RunStore for FileRunStore {
-    async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError> {
+    async fn park(
+        &self,
+        record: RunRecord,
+        ttl: Duration,
+        changes: ParkChanges,
+    ) -> Result<Parked, StoreError> {
         if !safe_name(&record.run_id) {
             return Ok(Parked::Gone);
         }
@@ -240,7 +246,9 @@ impl RunStore for FileRunStore {
         let step = self
             .locked(move |d| {
                 let now = unix_ms();
-                let Some(mut entry) = d.read(&run_id)? else { return Ok(ClaimStep::Refused(ClaimError::Unavailable)) };
+                let Some(mut entry) = d.read(&run_id)? else {
+                    return Ok(ClaimStep::Refused(ClaimError::Unavailable));
+                };
                 let step = entry.claim(&session, &agent, &claimant, hold, now);
                 match &step {
                     ClaimStep::Claimed(_) => d.write(&run_id, &entry)?,
@@ -371,7 +379,9 @@ impl RunStore for FileRunStore {
             let path = d.leases.join(&instance);
             // A lease needs no flush to disk: after a crash of the machine every lease is stale anyway.
             let tmp = d.leases.join(format!(".tmp-{instance}"));
-            fs::write(&tmp, until.to_string()).and_then(|()| fs::rename(&tmp, &path)).map_err(|e| io("writing a lease", e))?;
+            fs::write(&tmp, until.to_string())
+                .and_then(|()| fs::rename(&tmp, &path))
+                .map_err(|e| io("writing a lease", e))?;
             // Leases of processes gone for a while are removed.
             if let Ok(items) = fs::read_dir(&d.leases) {
                 let now = unix_ms();

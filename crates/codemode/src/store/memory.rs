@@ -73,9 +73,20 @@ impl Entry {
         self.calls.extend(changes.register.iter().cloned());
     }
 
-    pub fn claim(&mut self, session: &str, agent: &str, claimant: &str, hold: Duration, now: u64) -> ClaimStep {
+    pub fn claim(
+        &mut self,
+        session: &str,
+        agent: &str,
+        claimant: &str,
+        hold: Duration,
+        now: u64,
+    ) -> ClaimStep {
         if let Some((_, until)) = &self.claim {
-            return if *until <= now { ClaimStep::Abandoned } else { ClaimStep::Refused(ClaimError::AlreadyResuming) };
+            return if *until <= now {
+                ClaimStep::Abandoned
+            } else {
+                ClaimStep::Refused(ClaimError::AlreadyResuming)
+            };
         }
         if self.expires_ms <= now {
             return ClaimStep::Refused(ClaimError::Unavailable);
@@ -148,7 +159,12 @@ impl MemoryRunStore {
 
 #[async_trait]
 impl RunStore for MemoryRunStore {
-    async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError> {
+    async fn park(
+        &self,
+        record: RunRecord,
+        ttl: Duration,
+        changes: ParkChanges,
+    ) -> Result<Parked, StoreError> {
         let now = unix_ms();
         let mut t = self.lock();
         t.sweep(now);

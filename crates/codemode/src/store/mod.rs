@@ -30,7 +30,9 @@ mod redis;
 pub(crate) mod shared;
 
 pub use file::FileRunStore;
-pub use local::{ALREADY_RESUMING, MAX_SUSPENDED_RUNS, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE};
+pub use local::{
+    ALREADY_RESUMING, MAX_SUSPENDED_RUNS, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE,
+};
 pub use memory::MemoryRunStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisRunStore;
@@ -139,7 +141,12 @@ pub struct Progress {
 #[async_trait]
 pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// Stores (or stores again) a run for `ttl`, releasing the parker's claim, applying `changes`.
-    async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError>;
+    async fn park(
+        &self,
+        record: RunRecord,
+        ttl: Duration,
+        changes: ParkChanges,
+    ) -> Result<Parked, StoreError>;
 
     /// Claims a parked run for one `wait`, checking its scope, for at most `hold` (a claim older
     /// than that belongs to a `wait` whose process stopped: the run is then discarded and reads

@@ -15,7 +15,9 @@ use redis::aio::MultiplexedConnection;
 use redis::{Script, Value};
 
 use super::memory::ttl_ms;
-use super::{ClaimError, Claimed, MAX_SUSPENDED_RUNS, ParkChanges, Parked, Progress, RunRecord, RunStore, StoreError};
+use super::{
+    ClaimError, Claimed, MAX_SUSPENDED_RUNS, ParkChanges, Parked, Progress, RunRecord, RunStore, StoreError,
+};
 
 const PREFIX: &str = "codemode:";
 
@@ -222,9 +224,17 @@ impl RedisRunStore {
 
 #[async_trait]
 impl RunStore for RedisRunStore {
-    async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError> {
+    async fn park(
+        &self,
+        record: RunRecord,
+        ttl: Duration,
+        changes: ParkChanges,
+    ) -> Result<Parked, StoreError> {
         let keys = run_keys(&record.run_id);
-        let answer: String = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let answer: String = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 let mut inv = self.scripts.park.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
@@ -244,7 +254,10 @@ impl RunStore for RedisRunStore {
                     inv.arg(id).arg(owner);
                 }
                 inv.invoke_async(c).await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(match answer.as_str() {
             "stored" => Parked::Stored,
             "full" => Parked::Full,
@@ -261,14 +274,20 @@ impl RunStore for RedisRunStore {
         hold: Duration,
     ) -> Result<Claimed, ClaimError> {
         let keys = run_keys(run_id);
-        let answer: Value = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let answer: Value = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 let mut inv = self.scripts.claim.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(session_id).arg(agent_run_id).arg(claimant).arg(ttl_ms(hold).max(1)).arg(run_id);
                 inv.invoke_async(c).await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         let Value::Array(parts) = answer else {
             return Err(ClaimError::Store(StoreError::Unavailable("redis: unexpected claim answer".into())));
         };
@@ -293,18 +312,27 @@ impl RunStore for RedisRunStore {
 
     async fn release(&self, run_id: &str, claimant: &str) -> Result<(), StoreError> {
         let keys = run_keys(run_id);
-        let _: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let _: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 let mut inv = self.scripts.release.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(claimant).arg(run_id).invoke_async(c).await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(())
     }
 
     async fn progress(&self, run_id: &str) -> Result<Progress, StoreError> {
-        let (landed, calls): (Value, Value) = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let (landed, calls): (Value, Value) = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 redis::pipe()
                     .atomic()
                     .cmd("HGETALL")
@@ -313,27 +341,42 @@ impl RunStore for RedisRunStore {
                     .arg(key("calls", run_id))
                     .query_async(c)
                     .await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(Progress {
             landed: pairs(&landed),
-            calls: pairs(&calls).into_iter().map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned())).collect(),
+            calls: pairs(&calls)
+                .into_iter()
+                .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+                .collect(),
         })
     }
 
     async fn land(&self, run_id: &str, call: u32, owner: &str, reply: Vec<u8>) -> Result<bool, StoreError> {
         let keys = run_keys(run_id);
-        let landed: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let landed: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 let mut inv = self.scripts.land.prepare_invoke();
                 for k in &keys[..3] {
                     inv.key(k);
                 }
                 inv.arg(call).arg(owner).arg(&reply).invoke_async(c).await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(landed == 1)
     }
 
     async fn interrupt(&self, run_id: &str, call: u32, owner: &str) -> Result<bool, StoreError> {
-        let done: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let done: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 self.scripts
                     .interrupt
                     .key(key("calls", run_id))
@@ -342,43 +385,61 @@ impl RunStore for RedisRunStore {
                     .arg(owner)
                     .invoke_async(c)
                     .await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(done == 1)
     }
 
     async fn remove(&self, run_id: &str) -> Result<(), StoreError> {
         let [run, landed, calls, runs] = run_keys(run_id);
-        { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
-            redis::pipe()
-                .atomic()
-                .cmd("DEL")
-                .arg(&run)
-                .arg(&landed)
-                .arg(&calls)
-                .ignore()
-                .cmd("ZREM")
-                .arg(&runs)
-                .arg(run_id)
-                .ignore()
-                .query_async::<()>(c)
-                .await
-        }.await; self.check(r) }
+        {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
+                redis::pipe()
+                    .atomic()
+                    .cmd("DEL")
+                    .arg(&run)
+                    .arg(&landed)
+                    .arg(&calls)
+                    .ignore()
+                    .cmd("ZREM")
+                    .arg(&runs)
+                    .arg(run_id)
+                    .ignore()
+                    .query_async::<()>(c)
+                    .await
+            }
+            .await;
+            self.check(r)
+        }
     }
 
     async fn cancel(&self, run_id: &str) -> Result<bool, StoreError> {
         let keys = run_keys(run_id);
-        let done: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let done: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 let mut inv = self.scripts.cancel.prepare_invoke();
                 for k in &keys {
                     inv.key(k);
                 }
                 inv.arg(run_id).invoke_async(c).await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(done == 1)
     }
 
     async fn end_session(&self, session_id: &str) -> Result<usize, StoreError> {
-        let n: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
+        let n: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
                 self.scripts
                     .end_session
                     .key(format!("{PREFIX}runs"))
@@ -386,30 +447,48 @@ impl RunStore for RedisRunStore {
                     .arg(PREFIX)
                     .invoke_async(c)
                     .await
-            }.await; self.check(r) }?;
+            }
+            .await;
+            self.check(r)
+        }?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
     async fn contains(&self, run_id: &str) -> Result<bool, StoreError> {
-        let n: i64 = { let mut conn = self.conn().await?; let c = &mut conn; let r = async { redis::cmd("EXISTS").arg(key("run", run_id)).query_async(c).await }.await; self.check(r) }?;
+        let n: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async { redis::cmd("EXISTS").arg(key("run", run_id)).query_async(c).await }.await;
+            self.check(r)
+        }?;
         Ok(n == 1)
     }
 
     async fn count(&self) -> Result<usize, StoreError> {
-        let n: i64 =
-            { let mut conn = self.conn().await?; let c = &mut conn; let r = async { self.scripts.count.key(format!("{PREFIX}runs")).invoke_async(c).await }.await; self.check(r) }?;
+        let n: i64 = {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async { self.scripts.count.key(format!("{PREFIX}runs")).invoke_async(c).await }.await;
+            self.check(r)
+        }?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
     async fn heartbeat(&self, instance: &str, ttl: Duration) -> Result<(), StoreError> {
-        { let mut conn = self.conn().await?; let c = &mut conn; let r = async {
-            redis::cmd("SET")
-                .arg(key("lease", instance))
-                .arg(1)
-                .arg("PX")
-                .arg(ttl_ms(ttl).max(1))
-                .query_async::<()>(c)
-                .await
-        }.await; self.check(r) }
+        {
+            let mut conn = self.conn().await?;
+            let c = &mut conn;
+            let r = async {
+                redis::cmd("SET")
+                    .arg(key("lease", instance))
+                    .arg(1)
+                    .arg("PX")
+                    .arg(ttl_ms(ttl).max(1))
+                    .query_async::<()>(c)
+                    .await
+            }
+            .await;
+            self.check(r)
+        }
     }
 }

@@ -32,10 +32,11 @@ use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use super::envelope::{self, Identity, StateKey};
-use super::{
-    ClaimError, LEASE_EVERY, LEASE_TTL, ParkChanges, Parked, RunRecord, RunStore, StoreError, claim_hold, unix_ms,
-};
 use super::{ALREADY_RESUMING, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE};
+use super::{
+    ClaimError, LEASE_EVERY, LEASE_TTL, ParkChanges, Parked, RunRecord, RunStore, StoreError, claim_hold,
+    unix_ms,
+};
 use crate::abort::AbortSignal;
 use crate::host::RunScope;
 use crate::prepare::{self, NotPrepared};
@@ -176,7 +177,12 @@ fn namespaces_digest(run: &RunState) -> String {
 }
 
 impl Shared {
-    pub(crate) fn new(store: Arc<dyn RunStore>, key: StateKey, module: Identity, catalog: Identity) -> Shared {
+    pub(crate) fn new(
+        store: Arc<dyn RunStore>,
+        key: StateKey,
+        module: Identity,
+        catalog: Identity,
+    ) -> Shared {
         let salt = RandomState::new().hash_one((std::process::id(), unix_ms()));
         Shared {
             store,
@@ -207,7 +213,8 @@ impl Shared {
     /// renewed; each renewal also drops local calls of runs that are gone (cancelled, expired,
     /// ended elsewhere).
     async fn ensure_lease(self: &Arc<Self>) -> Result<(), StoreError> {
-        if self.heartbeat.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|t| !t.is_finished()) {
+        if self.heartbeat.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|t| !t.is_finished())
+        {
             return Ok(());
         }
         self.store.heartbeat(&self.instance, LEASE_TTL).await?;
@@ -231,7 +238,8 @@ impl Shared {
     }
 
     async fn drop_gone_runs(&self) {
-        let runs: Vec<String> = self.local.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
+        let runs: Vec<String> =
+            self.local.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
         for run_id in runs {
             if let Ok(false) = self.store.contains(&run_id).await {
                 self.abort_local(&run_id);
@@ -348,7 +356,9 @@ impl Shared {
             code,
             typescript,
             next_call: run.next_call,
-            captured_ago_ms: snapshot.captured_ago().map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            captured_ago_ms: snapshot
+                .captured_ago()
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             sealed_at_ms: unix_ms(),
         };
         drop(ledger);
@@ -424,7 +434,13 @@ pub(crate) async fn park(
         let (_tx, rx) = mpsc::unbounded_channel();
         let rx = std::mem::replace(&mut run.rx, rx);
         let run_id = run.run_id.clone();
-        shared.local.lock().unwrap_or_else(|p| p.into_inner()).entry(run_id.clone()).or_default().extend(tasks);
+        shared
+            .local
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(run_id.clone())
+            .or_default()
+            .extend(tasks);
         let weak = Arc::downgrade(shared);
         tokio::spawn(forward(weak, run_id, rx));
     }
@@ -439,7 +455,9 @@ async fn forward(shared: std::sync::Weak<Shared>, run_id: String, mut rx: mpsc::
         let Some(shared) = shared.upgrade() else { return };
         match shared.store.land(&run_id, id, &shared.instance, encode_reply(&reply)).await {
             Ok(true) => {}
-            Ok(false) => tracing::debug!(run = %run_id, call = id, "result of a call no longer registered dropped"),
+            Ok(false) => {
+                tracing::debug!(run = %run_id, call = id, "result of a call no longer registered dropped")
+            }
             Err(e) => tracing::warn!(error = %e, run = %run_id, "run store: landing a result failed"),
         }
         {
@@ -535,8 +553,9 @@ async fn restore_state(
     let refuse = |message: String| Box::new(cm.fail(None, CodeModeErrorCode::InvalidInput, message));
     let opened = envelope::open(&shared.key, &shared.module, &shared.catalog, &claimed.sealed)
         .map_err(|e| refuse(format!("code mode run cannot be resumed here: {e}.")))?;
-    let state: StoredRun = serde_json::from_slice(&opened.state)
-        .map_err(|_| refuse("code mode run cannot be resumed here: its stored state is unreadable.".into()))?;
+    let state: StoredRun = serde_json::from_slice(&opened.state).map_err(|_| {
+        refuse("code mode run cannot be resumed here: its stored state is unreadable.".into())
+    })?;
     if state.scope.session_id != scope.session_id {
         return Err(refuse(OTHER_SESSION.into()));
     }
@@ -545,13 +564,22 @@ async fn restore_state(
     }
     let config = cm.config();
     let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
-    let language = if state.typescript { codemode_ts::Language::TypeScript } else { codemode_ts::Language::JavaScript };
+    let language =
+        if state.typescript { codemode_ts::Language::TypeScript } else { codemode_ts::Language::JavaScript };
     let source = match prepare::prepare(state.code.clone(), language, deadline, abort).await {
         Ok(source) if source.is_ok() => source,
-        Ok(_) => return Err(refuse("code mode run cannot be resumed here: its cell no longer prepares.".into())),
-        Err(NotPrepared::Aborted) => return Err(Box::new(cm.fail(None, CodeModeErrorCode::Aborted, "code mode run was aborted."))),
+        Ok(_) => {
+            return Err(refuse("code mode run cannot be resumed here: its cell no longer prepares.".into()));
+        }
+        Err(NotPrepared::Aborted) => {
+            return Err(Box::new(cm.fail(None, CodeModeErrorCode::Aborted, "code mode run was aborted.")));
+        }
         Err(NotPrepared::Timeout) => {
-            return Err(Box::new(cm.fail(None, CodeModeErrorCode::Timeout, "code mode run timed out while it was restored.")));
+            return Err(Box::new(cm.fail(
+                None,
+                CodeModeErrorCode::Timeout,
+                "code mode run timed out while it was restored.",
+            )));
         }
         Err(NotPrepared::Unavailable(reason)) => {
             return Err(Box::new(cm.fail(
@@ -613,7 +641,8 @@ async fn restore_state(
         if let Some(shape) = call.shape {
             run.shapes.insert(id, shape);
         }
-        run.in_flight.insert(id, PendingToolCall { call_id: call.call_id, tool_id: call.tool_id, input: call.input });
+        run.in_flight
+            .insert(id, PendingToolCall { call_id: call.call_id, tool_id: call.tool_id, input: call.input });
     }
     run.yields = state.yields;
     run.value = state.value;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use codemode::store::{ClaimError, Claimed, ParkChanges, Parked, Progress, RunRecord};
 use codemode::{
-    CodeMode, CodeModeConfig, CodeModeResult, ExecInput, NestedCall, RunScope, RunStore, StateKey, StoreError,
-    ToolAnnotations, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput, WaitReason,
+    CodeMode, CodeModeConfig, CodeModeResult, ExecInput, NestedCall, RunScope, RunStore, StateKey,
+    StoreError, ToolAnnotations, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput, WaitReason,
 };
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -91,8 +91,14 @@ pub fn replica_with(
     tools: Vec<ToolSpec>,
     key: StateKey,
 ) -> Replica {
-    let host = Arc::new(Host { name: name.into(), mode, gate: Semaphore::new(0), calls: AtomicUsize::new(0) });
-    let cm = CodeMode::builder(config).tools(tools).host(host.clone()).run_store(store.clone(), key).build().unwrap();
+    let host =
+        Arc::new(Host { name: name.into(), mode, gate: Semaphore::new(0), calls: AtomicUsize::new(0) });
+    let cm = CodeMode::builder(config)
+        .tools(tools)
+        .host(host.clone())
+        .run_store(store.clone(), key)
+        .build()
+        .unwrap();
     Replica { cm, host }
 }
 
@@ -154,7 +160,10 @@ pub fn failed(r: &CodeModeResult) -> (String, Option<String>) {
 }
 
 fn texts(r: &CodeModeResult) -> Vec<String> {
-    r.output().iter().map(|o| serde_json::to_value(o).unwrap()["text"].as_str().unwrap_or("").to_owned()).collect()
+    r.output()
+        .iter()
+        .map(|o| serde_json::to_value(o).unwrap()["text"].as_str().unwrap_or("").to_owned())
+        .collect()
 }
 
 /// Exec on A suspends on a slow call; the call lands while the run is parked; `wait` on B
@@ -205,7 +214,9 @@ pub async fn a_call_of_a_stopped_replica_reaches_the_guest_as_interrupted(store:
 pub async fn a_restart_safe_read_only_call_is_dispatched_again(store: Arc<dyn RunStore>) {
     let a = replica(&store, "A", Mode::Hang);
     let b = replica(&store, "B", Mode::Answer);
-    let r = a.exec_json(json!({ "code": "return await tools.lookup({ q: 'again' });", "restartSafe": true })).await;
+    let r = a
+        .exec_json(json!({ "code": "return await tools.lookup({ q: 'again' });", "restartSafe": true }))
+        .await;
     let run = waiting_id(&r);
     assert_eq!(a.host.calls.load(Ordering::SeqCst), 1);
     a.cm.shutdown();
@@ -325,7 +336,12 @@ pub struct Tampering(pub Arc<dyn RunStore>);
 
 #[async_trait]
 impl RunStore for Tampering {
-    async fn park(&self, record: RunRecord, ttl: Duration, changes: ParkChanges) -> Result<Parked, StoreError> {
+    async fn park(
+        &self,
+        record: RunRecord,
+        ttl: Duration,
+        changes: ParkChanges,
+    ) -> Result<Parked, StoreError> {
         self.0.park(record, ttl, changes).await
     }
     async fn claim(
