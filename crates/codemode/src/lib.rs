@@ -12,8 +12,10 @@
 //!   dedicated thread; nested calls run on the async runtime, in parallel up to
 //!   `maxPendingToolCalls`, validated against their schemas; a deadline with calls pending (or
 //!   `yield_control`) snapshots the VM and returns `waiting`;
-//! - **the run store**: in-process, TTL `snapshotTtlSeconds`, at most [`MAX_SUSPENDED_RUNS`]
-//!   suspended runs, scoped to session and agent run;
+//! - **the run store**: in-process by default, TTL `snapshotTtlSeconds`, at most
+//!   [`MAX_SUSPENDED_RUNS`] suspended runs, scoped to session and agent run; or a shared
+//!   [`RunStore`] ([`MemoryRunStore`], [`FileRunStore`], `RedisRunStore` with the `redis` feature)
+//!   that several runtimes and processes continue each other's runs through ([`store`]);
 //! - **admission**: a process-wide budget of VMs and guest memory ([`Admission`]; defaults in
 //!   [`AdmissionLimits`]) with a bounded queue; past it `exec`/`wait` fail `runtime_unavailable`
 //!   with a "busy, retry" message;
