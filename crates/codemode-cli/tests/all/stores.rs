@@ -77,6 +77,7 @@ over_redis!(
     a_parked_run_expires_after_its_ttl,
     concurrent_waits_on_two_replicas_let_exactly_one_win,
     foreign_and_tampered_runs_are_refused,
+    cancelling_on_one_replica_stops_the_calls_on_the_other,
     a_thousand_cycles_keep_memory_flat,
 );
 

@@ -34,6 +34,19 @@ pub struct Host {
     mode: Mode,
     gate: Semaphore,
     pub calls: AtomicUsize,
+    /// Calls whose future was dropped before it answered (cancelled).
+    pub dropped: Arc<AtomicUsize>,
+}
+
+/// Counts a call's future dropped before it finished.
+struct Unfinished(Option<Arc<AtomicUsize>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(count) = self.0.take() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Host {
@@ -46,6 +59,7 @@ impl Host {
 impl ToolHost for Host {
     async fn call(&self, call: NestedCall) -> Result<ToolOutcome, ToolError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        let mut unfinished = Unfinished(Some(self.dropped.clone()));
         match self.mode {
             Mode::Answer => {}
             Mode::Gated => {
@@ -54,6 +68,7 @@ impl ToolHost for Host {
             }
             Mode::Hang => std::future::pending::<()>().await,
         }
+        unfinished.0 = None;
         Ok(ToolOutcome::details(json!({ "from": self.name, "input": call.input })))
     }
 }
@@ -91,8 +106,13 @@ pub fn replica_with(
     tools: Vec<ToolSpec>,
     key: StateKey,
 ) -> Replica {
-    let host =
-        Arc::new(Host { name: name.into(), mode, gate: Semaphore::new(0), calls: AtomicUsize::new(0) });
+    let host = Arc::new(Host {
+        name: name.into(),
+        mode,
+        gate: Semaphore::new(0),
+        calls: AtomicUsize::new(0),
+        dropped: Arc::default(),
+    });
     let cm = CodeMode::builder(config)
         .tools(tools)
         .host(host.clone())
@@ -256,6 +276,36 @@ pub async fn concurrent_waits_on_two_replicas_let_exactly_one_win(store: Arc<dyn
     }
     assert!(a.cm.cancel_run(&run).await);
     assert_eq!(store.count().await.unwrap(), 0);
+}
+
+/// A run cancelled on B stops the call that A runs for it (at A's next lease renewal); a run
+/// whose TTL passes does too.
+pub async fn cancelling_on_one_replica_stops_the_calls_on_the_other(store: Arc<dyn RunStore>) {
+    let a = replica_with(&store, "A", Mode::Hang, config(json!({ "snapshotTtlSeconds": 2 })), tools(), key());
+    let b =
+        replica_with(&store, "B", Mode::Answer, config(json!({ "snapshotTtlSeconds": 2 })), tools(), key());
+    let run = waiting_id(&a.exec("return await tools.lookup({});").await);
+    assert!(a.cm.has_run(&run));
+    assert!(b.cm.cancel_run(&run).await);
+    let stopped = async {
+        while a.host.dropped.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), stopped)
+        .await
+        .expect("A's call stops within 5 s of the cancel");
+    let (error, _) = failed(&a.wait(&run).await);
+    assert_eq!(error, codemode::UNAVAILABLE);
+    // Expiry: nobody waits; the run's TTL (2 s) passes and A drops its call.
+    let run = waiting_id(&a.exec("return await tools.lookup({});").await);
+    let stopped = async {
+        while a.host.dropped.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(8), stopped).await.expect("A's call stops once the run expired");
+    assert!(!b.cm.contains_run(&run).await);
 }
 
 /// A run is refused (`invalid_input`, never restored, not deleted) by a replica over another
