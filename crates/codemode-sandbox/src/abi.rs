@@ -59,7 +59,7 @@ pub enum Delivery {
 /// A host call started by the guest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostCall {
-    /// Call id, used with [`Vm::deliver`].
+    /// Call id, used with [`Vm::deliver`](crate::Vm::deliver).
     pub id: u32,
     /// The payload string the guest passed.
     pub payload: String,
