@@ -87,6 +87,18 @@ pub struct EngineOptions {
     /// Directory for the compiled guest module ([`default_module_cache`] in the binary). Default:
     /// none (compile once per process).
     pub module_cache: Option<PathBuf>,
+    /// Where suspended runs are kept, and the key that seals them (`serve --run-store` and
+    /// `--state-key-env`). Default: none (the runtime's own in-process map).
+    pub run_store: Option<RunStoreChoice>,
+}
+
+/// A shared run store and the key that seals its records.
+#[derive(Clone, Debug)]
+pub struct RunStoreChoice {
+    /// The store.
+    pub store: Arc<dyn codemode::RunStore>,
+    /// The state key.
+    pub key: codemode::StateKey,
 }
 
 /// Where the `codemode` binary keeps the compiled guest module unless told otherwise:
@@ -169,15 +181,18 @@ impl Engine {
         if let Some(name) = &options.catalog.host_source {
             builder = builder.host_source(name.clone());
         }
-        let code_mode = builder
+        let builder = builder
             .tools(tools.clone())
             .host(host.clone())
             .events(events.clone())
             .namespaces(registry)
             .mcp_servers(servers)
-            .module_cache(options.module_cache.clone())
-            .build()
-            .map_err(|e| CliError::Runtime(e.to_string()))?;
+            .module_cache(options.module_cache.clone());
+        let builder = match &options.run_store {
+            Some(choice) => builder.run_store(choice.store.clone(), choice.key.clone()),
+            None => builder,
+        };
+        let code_mode = builder.build().map_err(|e| CliError::Runtime(e.to_string()))?;
         let host_source = options.catalog.host_source_name().to_owned();
         Ok(Engine {
             code_mode,

@@ -91,6 +91,16 @@ enum Command {
         /// MCP sessions open at once at most; past it a new session gets 503.
         #[arg(long, value_name = "N", default_value_t = codemode_cli::serve::http::DEFAULT_MAX_SESSIONS)]
         max_sessions: usize,
+        /// Keep suspended runs in a shared store instead of this process's memory, so they survive a
+        /// restart and any gateway on the same store can continue them: `file://DIR` or
+        /// `redis://HOST:PORT/DB` (docs/serve.md, "Running more than one gateway"). Needs
+        /// --state-key-env.
+        #[arg(long, value_name = "URL", requires = "state_key_env")]
+        run_store: Option<String>,
+        /// The environment variable holding the key (at least 16 bytes) that seals stored runs; every
+        /// gateway sharing a store needs the same key.
+        #[arg(long, value_name = "VAR", requires = "run_store")]
+        state_key_env: Option<String>,
     },
 }
 
@@ -118,31 +128,55 @@ fn main() -> Result<()> {
                 stop(gateway).await;
                 result
             }
-            Command::Serve { config, http: None, .. } => codemode_cli::serve::run(&config, cache).await,
             Command::Serve {
                 config,
-                http: Some(listen),
+                http,
                 auth_token_env,
                 allowed_origin,
                 allowed_host,
                 shutdown_grace_ms,
                 max_sessions,
+                run_store,
+                state_key_env,
             } => {
-                let options = codemode_cli::serve::HttpOptions {
-                    listen,
-                    auth_token_env,
-                    allowed_origins: allowed_origin,
-                    allowed_hosts: allowed_host,
-                    shutdown_grace: std::time::Duration::from_millis(shutdown_grace_ms),
-                    max_sessions,
+                let store = match (run_store, state_key_env) {
+                    (Some(address), Some(var)) => Some(open_store(&address, &var).await?),
+                    _ => None,
                 };
-                codemode_cli::serve::run_http(&config, cache, options).await
+                match http {
+                    None => codemode_cli::serve::run(&config, cache, store).await,
+                    Some(listen) => {
+                        let mut options = codemode_cli::serve::HttpOptions::new(listen);
+                        options.auth_token_env = auth_token_env;
+                        options.allowed_origins = allowed_origin;
+                        options.allowed_hosts = allowed_host;
+                        options.shutdown_grace = std::time::Duration::from_millis(shutdown_grace_ms);
+                        options.max_sessions = max_sessions;
+                        codemode_cli::serve::run_http(&config, cache, options, store).await
+                    }
+                }
             }
         }
     });
     // Do not wait for a blocking stdin read that may never return (serve stopped by a signal).
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     result
+}
+
+/// The shared run store `--run-store` names, sealed with the key in `$VAR`.
+async fn open_store(address: &str, var: &str) -> Result<codemode_cli::engine::RunStoreChoice> {
+    if address.starts_with("memory:") {
+        anyhow::bail!(
+            "--run-store {address}: in-process memory is the default; name file://DIR or redis://HOST:PORT/DB"
+        );
+    }
+    let key = std::env::var_os(var).filter(|v| !v.is_empty()).with_context(|| {
+        format!("--state-key-env {var}: the environment variable {var} is not set (or empty)")
+    })?;
+    let key = codemode::StateKey::new(key.into_encoded_bytes())
+        .map_err(|e| anyhow::anyhow!("--state-key-env {var}: {e}"))?;
+    let store = codemode::open_run_store(address).await.map_err(|e| anyhow::anyhow!("--run-store: {e}"))?;
+    Ok(codemode_cli::engine::RunStoreChoice { store, key })
 }
 
 fn init_tracing() {

@@ -173,8 +173,9 @@ pub(crate) struct Ledger {
     pub captured_at_ns: u64,
 }
 
-/// Nanoseconds since an arbitrary point early in this process (host-side only: snapshots live in
-/// one process, so their capture times are comparable).
+/// Nanoseconds since an arbitrary point early in this process (host-side only: capture times are
+/// comparable within one process; a snapshot moved to another process is rebased there with
+/// [`crate::Snapshot::recaptured`]).
 pub(crate) fn process_clock_ns() -> u64 {
     static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)

@@ -42,6 +42,7 @@ impl Sandbox {
             base: BaseImage::empty(),
         });
         let mut vm = Vm::instantiate(provisional)?;
+        let live_clock = setup_clock(&mut vm);
         let deadline = Instant::now() + SETUP_DEADLINE;
         let heap_limit = u32::try_from(config.memory_limit_bytes).unwrap_or(u32::MAX);
         let stack = config.quickjs_stack_bytes();
@@ -56,6 +57,7 @@ impl Sandbox {
             }
             vm.run_jobs(deadline)?;
         }
+        vm.store.data_mut().deterministic = live_clock;
         let base = BaseImage::capture(vm.memory.data(&vm.store), &vm.store.data().ledger, &compiled, &config);
         drop(vm);
         Ok(Sandbox { inner: Arc::new(SandboxInner { config, compiled, base }) })
@@ -65,14 +67,20 @@ impl Sandbox {
     /// here, named `name` in stack traces): per-catalog set-up that every VM would otherwise
     /// repeat. Costs one VM start, the script, and a copy of the pages it changed. Snapshots of
     /// one sandbox do not restore into the other.
+    ///
+    /// The script runs in a VM that is not seeded (its `Math.random` state is the base image's, not
+    /// one drawn from the OS), so the same sandbox extended with the same script has the same
+    /// [`Sandbox::identity`] in every process; each VM started from it is seeded as usual.
     pub fn extend(&self, script: &str, name: &str) -> Result<Sandbox, SandboxError> {
-        let mut vm = self.start()?;
+        let mut vm = self.start_unseeded()?;
+        let live_clock = setup_clock(&mut vm);
         let deadline = Instant::now() + SETUP_DEADLINE;
         match vm.eval_script_named(script, name, deadline)? {
             Step::Failed(error) => return Err(SandboxError::Prelude { error }),
             Step::Completed { .. } | Step::Pending { .. } => {}
         }
         vm.run_jobs(deadline)?;
+        vm.store.data_mut().deterministic = live_clock;
         let inner = &self.inner;
         let base = BaseImage::capture(
             vm.memory.data(&vm.store),
@@ -95,6 +103,14 @@ impl Sandbox {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// Identity of what this sandbox's snapshots need: the guest module (and engine) hash and the
+    /// base image id (module, memory limit and every page of the base state, so also the scripts run
+    /// into it). Deterministic across processes of one build; a snapshot restores only into a
+    /// sandbox with the same identity.
+    pub fn identity(&self) -> (u64, u64) {
+        (self.inner.compiled.module_hash, self.inner.base.id)
+    }
+
     /// The configuration this sandbox was built with.
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
@@ -110,6 +126,17 @@ impl Sandbox {
     /// A fresh VM in the base state (a restore of the base image; no init runs). `Math.random`
     /// is seeded per VM (from the OS, or the deterministic seed).
     pub fn start(&self) -> Result<Vm, SandboxError> {
+        let mut vm = self.start_unseeded()?;
+        let seed = match self.inner.config.deterministic {
+            Some(d) => d.seed,
+            None => os_random_u64(),
+        };
+        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
+        Ok(vm)
+    }
+
+    /// A VM in the base state, its random state not seeded.
+    fn start_unseeded(&self) -> Result<Vm, SandboxError> {
         let mut vm = self.fresh(self.inner.base.len as u64)?;
         let base = &self.inner.base;
         let mem = vm.memory.data_mut(&mut vm.store);
@@ -121,11 +148,6 @@ impl Sandbox {
         if self.inner.config.track_writes {
             vm.arm_tracking(Vec::new());
         }
-        let seed = match self.inner.config.deterministic {
-            Some(d) => d.seed,
-            None => os_random_u64(),
-        };
-        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
         Ok(vm)
     }
 
@@ -184,4 +206,14 @@ impl Sandbox {
         }
         Ok(vm)
     }
+}
+
+/// Set-up (QuickJS init, the prelude, an extension script) reads a fixed wall clock, so a base image
+/// depends only on the module, the configuration and the scripts: the same in every process, which
+/// lets a snapshot move between processes. Returns the VM's own clock setting, to put back.
+fn setup_clock(vm: &mut Vm) -> Option<crate::Deterministic> {
+    let st = vm.store.data_mut();
+    let live = st.deterministic;
+    st.deterministic = Some(crate::Deterministic { clock_ms: 0, seed: live.map_or(0, |d| d.seed) });
+    live
 }

@@ -19,6 +19,9 @@ const WASM_PAGE: u64 = 65536;
 const MAGIC: &[u8; 8] = b"CMSNAP01";
 const FLAG_COMPRESSED: u8 = 1;
 const FLAG_CELL_RUNNING: u8 = 2;
+/// Offset of the ledger's `captured_at_ns`: magic, module hash, base id, memory size, flags, ledger
+/// length, then the ledger's `next_id`, `rng` and `clock_ns`.
+const CAPTURED_AT: usize = 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 8;
 
 /// A suspended VM: restore it with [`crate::Sandbox::restore`] into a fresh instance that
 /// continues exactly where this one stopped. Belongs to the sandbox (module + base image +
@@ -80,6 +83,37 @@ impl Snapshot {
         }
         out.extend_from_slice(&d.xor);
         Ok(out)
+    }
+
+    /// How long ago, on this process's clock, the snapshot was captured; `None` when the run's
+    /// clock had not started (no cell ran yet). Capture times are process-local: a snapshot that
+    /// moves to another process goes through [`Snapshot::recaptured`] there.
+    pub fn captured_ago(&self) -> Option<std::time::Duration> {
+        let at = u64::from_le_bytes(self.bytes.get(CAPTURED_AT..CAPTURED_AT + 8)?.try_into().ok()?);
+        (at != 0).then(|| std::time::Duration::from_nanos(crate::abi::process_clock_ns().saturating_sub(at)))
+    }
+
+    /// This snapshot as if this process had captured it `ago` before now, so a restore here counts
+    /// the time it spent suspended elsewhere (the guest's monotonic clock never goes back within a
+    /// run). A snapshot whose clock had not started is returned unchanged.
+    pub fn recaptured(&self, ago: std::time::Duration) -> Result<Snapshot, SandboxError> {
+        let d = self.decode()?;
+        if d.ledger.captured_at_ns == 0 {
+            return Ok(self.clone());
+        }
+        let now = crate::abi::process_clock_ns();
+        let ago = u64::try_from(ago.as_nanos()).unwrap_or(u64::MAX);
+        // 0 means "not started": a capture before this process's clock epoch reads as its first tick.
+        let at = now.saturating_sub(ago).max(1);
+        let mut bytes = self.bytes.clone();
+        let body_len = bytes.len().saturating_sub(8);
+        bytes
+            .get_mut(CAPTURED_AT..CAPTURED_AT + 8)
+            .ok_or_else(|| bad("truncated"))?
+            .copy_from_slice(&at.to_le_bytes());
+        let sum = checksum(&bytes[..body_len]);
+        bytes[body_len..].copy_from_slice(&sum.to_le_bytes());
+        Ok(Snapshot { bytes })
     }
 
     /// Parse and fully validate serialized bytes (structure, checksum, ledger, decompression).

@@ -12,8 +12,10 @@
 //!   dedicated thread; nested calls run on the async runtime, in parallel up to
 //!   `maxPendingToolCalls`, validated against their schemas; a deadline with calls pending (or
 //!   `yield_control`) snapshots the VM and returns `waiting`;
-//! - **the run store**: in-process, TTL `snapshotTtlSeconds`, at most [`MAX_SUSPENDED_RUNS`]
-//!   suspended runs, scoped to session and agent run;
+//! - **the run store**: in-process by default, TTL `snapshotTtlSeconds`, at most
+//!   [`MAX_SUSPENDED_RUNS`] suspended runs, scoped to session and agent run; or a shared
+//!   [`RunStore`] ([`MemoryRunStore`], [`FileRunStore`], `RedisRunStore` with the `redis` feature)
+//!   that several runtimes and processes continue each other's runs through ([`store`]);
 //! - **admission**: a process-wide budget of VMs and guest memory ([`Admission`]; defaults in
 //!   [`AdmissionLimits`]) with a bounded queue; past it `exec`/`wait` fail `runtime_unavailable`
 //!   with a "busy, retry" message;
@@ -64,7 +66,7 @@ mod prepare;
 mod run;
 mod runtime;
 mod schema;
-mod store;
+pub mod store;
 mod surface;
 mod vm;
 
@@ -77,7 +79,11 @@ pub use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
 pub use error::{BuildError, SurfaceError};
 pub use host::{CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome};
 pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory, typescript_transform_count};
-pub use store::MAX_SUSPENDED_RUNS;
+#[cfg(feature = "redis")]
+pub use store::RedisRunStore;
+pub use store::envelope::StateKey;
+pub use store::shared::INTERRUPTED;
+pub use store::{FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, RunStore, StoreError, open_run_store};
 pub use surface::{
     EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
     WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,

@@ -53,6 +53,16 @@ pub(crate) struct RunState {
     pub source: Arc<codemode_ts::StripReturn>,
     pub semaphore: Arc<Semaphore>,
     pub next_call: u64,
+    /// How each dispatched tool call's result is shaped (for a dispatch again from a shared store).
+    pub shapes: HashMap<u32, u8>,
+    /// Shared store: in-flight calls running in some process (owner instance), by guest call id.
+    pub remote: BTreeMap<u32, String>,
+    /// Shared store: landed results taken up from the store during this `wait`.
+    pub consumed: Vec<u32>,
+    /// Shared store: the cell's source and whether it is TypeScript (prepared again on restore).
+    pub cell: Option<(String, bool)>,
+    /// Shared store: this state came from a claim (parking it again is not a new run).
+    pub claimed: bool,
 }
 
 impl RunState {
@@ -85,6 +95,11 @@ impl RunState {
             source,
             semaphore: Arc::new(Semaphore::new(config.max_pending_tool_calls.max(1) as usize)),
             next_call: 0,
+            shapes: HashMap::new(),
+            remote: BTreeMap::new(),
+            consumed: Vec::new(),
+            cell: None,
+            claimed: false,
         }
     }
 

@@ -73,6 +73,9 @@ pub struct GatewayConfig {
     /// logging it and going on without it. Default: `false` (`serve` stays up); `exec` and `session`
     /// set it.
     pub require_upstreams: bool,
+    /// Where suspended runs are kept (`--run-store`, sealed with `--state-key-env`). Default: none
+    /// (in the process).
+    pub run_store: Option<crate::engine::RunStoreChoice>,
 }
 
 impl GatewayConfig {
@@ -197,6 +200,7 @@ impl GatewayConfig {
             disabled_servers,
             module_cache: None,
             require_upstreams: false,
+            run_store: None,
         })
     }
 
@@ -215,6 +219,7 @@ impl GatewayConfig {
             disabled_servers: disabled.into_iter().map(|(name, _)| name).collect(),
             module_cache: None,
             require_upstreams: true,
+            run_store: None,
         }
     }
 }

@@ -333,6 +333,7 @@ impl Gateway {
             fallback: Some(inner.upstream.clone()),
             events: Some(inner.projection.clone()),
             module_cache: inner.config.module_cache.clone(),
+            run_store: inner.config.run_store.clone(),
         };
         let engine = Arc::new(Engine::build(options)?);
         if !inner.config.code_mode.enabled {
@@ -595,7 +596,13 @@ impl Gateway {
     /// cancelled) and it hears nothing more.
     pub(super) fn end_client(&self, client: &str) {
         let engines: Vec<Arc<Engine>> = self.inner.engines.read().unwrap_or_else(|p| p.into_inner()).clone();
-        let runs: usize = engines.iter().map(|e| e.code_mode().end_session(client)).sum();
+        // Runs in a shared store belong to the client, not to this session: they stay for the
+        // client's next session (on this replica or another).
+        let runs: usize = if self.inner.config.run_store.is_some() {
+            0
+        } else {
+            engines.iter().map(|e| e.code_mode().end_session(client)).sum()
+        };
         self.inner.projection.detach(client);
         self.remember_none();
         tracing::info!(client, runs, "MCP session ended; its suspended runs are discarded");

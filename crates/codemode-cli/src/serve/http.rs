@@ -72,6 +72,9 @@ pub struct HttpOptions {
     pub shutdown_grace: Duration,
     /// `--max-sessions`: MCP sessions open at once at most.
     pub max_sessions: usize,
+    /// The gateway keeps runs in a shared store (`--run-store`): runs then belong to the
+    /// authenticated client, not to an MCP session, and authentication is required.
+    pub shared_runs: bool,
 }
 
 impl HttpOptions {
@@ -84,6 +87,7 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            shared_runs: false,
         }
     }
 
@@ -106,8 +110,12 @@ pub struct Principal {
     /// revision with sessions does).
     pub session_id: Option<String>,
     /// The authenticated client, when `--auth-token-env` is set: `token:<VAR>`, the credential
-    /// it presented.
+    /// it presented (with a shared run store: `token-sha256:<digest prefix>`, the same on every
+    /// replica that accepts the token).
     pub client_id: Option<String>,
+    /// Runs belong to the authenticated client rather than to the MCP session (shared run store):
+    /// a client reconnecting to another replica continues its runs.
+    pub by_client: bool,
 }
 
 impl Principal {
@@ -116,6 +124,7 @@ impl Principal {
     /// clients without sessions.
     pub fn scope_key(&self) -> String {
         match (&self.session_id, &self.client_id) {
+            (_, Some(client)) if self.by_client => format!("http-client:{client}"),
             (Some(session), _) => format!("http-session:{session}"),
             (None, Some(client)) => format!("http-client:{client}"),
             (None, None) => "http-anonymous".to_owned(),
@@ -127,6 +136,8 @@ impl Principal {
 struct Shared {
     /// `token:<VAR>` when a token is required.
     client_id: Option<String>,
+    /// Runs belong to the client, not the session ([`HttpOptions::shared_runs`]).
+    by_client: bool,
     /// SHA-256 of the token, when one is required (compared in constant time).
     token_digest: Option<[u8; 32]>,
     /// Set once shutdown began: new tool calls are refused.
@@ -190,7 +201,11 @@ impl SessionHandler {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let stateless = session_id.is_none();
-        let principal = Principal { session_id, client_id: self.shared.client_id.clone() };
+        let principal = Principal {
+            session_id,
+            client_id: self.shared.client_id.clone(),
+            by_client: self.shared.by_client,
+        };
         let key = principal.scope_key();
         if !stateless {
             let known = self.session.key.get_or_init(|| key.clone());
@@ -360,8 +375,18 @@ pub(super) async fn run(
                     "--auth-token-env {var}: the environment variable {var} is not set or empty; set it to the token clients must send as `Authorization: Bearer <token>`"
                 );
             }
-            (Some(format!("token:{var}")), Some(digest(token.trim().as_bytes())))
+            let token_digest = digest(token.trim().as_bytes());
+            let client_id = if options.shared_runs {
+                let prefix: String = token_digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+                format!("token-sha256:{prefix}")
+            } else {
+                format!("token:{var}")
+            };
+            (Some(client_id), Some(token_digest))
         }
+        None if options.shared_runs => anyhow::bail!(
+            "--run-store with --http needs --auth-token-env: runs in a shared store belong to the authenticated client, and without authentication any client could continue any run"
+        ),
         None => (None, None),
     };
     let address = options.bind_address();
@@ -415,6 +440,7 @@ pub(super) async fn run(
 
     let shared = Arc::new(Shared {
         client_id,
+        by_client: options.shared_runs,
         token_digest,
         draining: AtomicBool::new(false),
         posts: AtomicUsize::new(0),
@@ -518,12 +544,24 @@ mod tests {
     #[test]
     fn principals_own_runs_by_session_then_client() {
         let with = |s: Option<&str>, c: Option<&str>| {
-            Principal { session_id: s.map(str::to_owned), client_id: c.map(str::to_owned) }.scope_key()
+            Principal { session_id: s.map(str::to_owned), client_id: c.map(str::to_owned), by_client: false }
+                .scope_key()
         };
         assert_eq!(with(Some("abc"), Some("token:T")), "http-session:abc");
         assert_eq!(with(None, Some("token:T")), "http-client:token:T");
         assert_eq!(with(None, None), "http-anonymous");
         assert_ne!(with(Some("a"), None), with(Some("b"), None));
+        // With a shared run store the authenticated client owns its runs in every session.
+        let by_client = |s: &str| {
+            Principal {
+                session_id: Some(s.to_owned()),
+                client_id: Some("token-sha256:ab".into()),
+                by_client: true,
+            }
+            .scope_key()
+        };
+        assert_eq!(by_client("a"), "http-client:token-sha256:ab");
+        assert_eq!(by_client("a"), by_client("b"));
     }
 
     #[test]

@@ -26,9 +26,18 @@ pub const STATUS_URI: &str = "codemode://status";
 
 /// `codemode serve --config F`: serve until stdin closes or a signal arrives, at any moment
 /// (also while upstreams start); exits cleanly, stopping every upstream it started.
-pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -> anyhow::Result<()> {
+///
+/// With a shared `run_store` (`--run-store`), every client of a stdio gateway is one principal: the
+/// local user who starts gateways with that store and state key. Their suspended runs outlive the
+/// process, and any stdio gateway started on the same store, key and catalog continues them.
+pub async fn run(
+    config_path: &Path,
+    module_cache: Option<std::path::PathBuf>,
+    run_store: Option<crate::engine::RunStoreChoice>,
+) -> anyhow::Result<()> {
     let mut config = GatewayConfig::load(config_path)?;
     config.module_cache = module_cache;
+    config.run_store = run_store;
     let (transport, mut stdin_closed) = wire::ServerWire::new(tokio::io::stdin(), tokio::io::stdout());
     let signal = async {
         tokio::select! {
@@ -74,10 +83,13 @@ pub async fn run(config_path: &Path, module_cache: Option<std::path::PathBuf>) -
 pub async fn run_http(
     config_path: &Path,
     module_cache: Option<std::path::PathBuf>,
-    options: HttpOptions,
+    mut options: HttpOptions,
+    run_store: Option<crate::engine::RunStoreChoice>,
 ) -> anyhow::Result<()> {
     let mut config = GatewayConfig::load(config_path)?;
     config.module_cache = module_cache;
+    options.shared_runs = run_store.is_some();
+    config.run_store = run_store;
     self::http::run(Gateway::start(config), options).await
 }
 

@@ -10,6 +10,7 @@ mod serve_http;
 mod serve_protocol;
 mod serve_remote;
 mod session;
+mod stores;
 
 /// A file under `tests/fixtures`.
 pub fn fixture_path(name: &str) -> std::path::PathBuf {

@@ -1,6 +1,6 @@
 //! Snapshot format, validation, size and resource behaviour.
 
-use codemode_sandbox::{Sandbox, SandboxError, Snapshot, Step};
+use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError, Snapshot, Step};
 
 use crate::{PRELUDE, completed, cycle, dispatch, sandbox, serial, soon};
 
@@ -187,4 +187,43 @@ fn output_and_stats_travel_with_the_snapshot() {
     let out: Vec<String> = vm.take_output().into_iter().map(|o| o.payload).collect();
     assert_eq!(out, ["before", "after"]);
     assert_eq!(vm.abi_stats().deliveries, 1);
+}
+
+/// Two sandboxes extended with the same script (as two processes over one catalog) have one
+/// identity, and a snapshot of one restores into the other, its clock rebased by `recaptured`.
+#[test]
+fn extended_sandboxes_share_an_identity_and_snapshots_move_between_them() {
+    let _g = serial();
+    let base = Sandbox::new(SandboxConfig::default(), PRELUDE).unwrap();
+    let script = "globalThis.catalog = { tools: ['a', 'b'], n: Math.random() };";
+    let a = base.extend(script, "setup.js").unwrap();
+    let b = base.extend(script, "setup.js").unwrap();
+    assert!(!a.is_same(&b));
+    assert_eq!(a.identity(), b.identity());
+    let other = base.extend("globalThis.catalog = { tools: ['c'] };", "setup.js").unwrap();
+    assert_ne!(a.identity(), other.identity());
+    let mut vm = a.start().unwrap();
+    let step = vm
+        .eval_cell(
+            "const t0 = performance.now(); const r = await host('add', {a: 1, b: 2}); return [catalog.tools, r.sum, performance.now() - t0 >= 250]",
+            "user.js",
+            soon(),
+        )
+        .unwrap();
+    assert_eq!(step, Step::Pending { pending_calls: 1 });
+    let snap = vm.snapshot().unwrap();
+    drop(vm);
+    assert!(snap.captured_ago().is_some());
+    // As if it had been suspended 300 ms elsewhere.
+    let moved = Snapshot::from_bytes(&snap.to_bytes())
+        .unwrap()
+        .recaptured(std::time::Duration::from_millis(300))
+        .unwrap();
+    assert!(moved.captured_ago().unwrap() >= std::time::Duration::from_millis(300));
+    let mut vm = b.restore(&moved).unwrap();
+    for call in vm.pending_host_calls() {
+        vm.deliver(call.id, dispatch(&call.payload), soon()).unwrap();
+    }
+    assert_eq!(vm.run_jobs(soon()).unwrap(), completed(r#"[["a","b"],3,true]"#));
+    assert!(matches!(other.restore(&moved), Err(SandboxError::Snapshot { .. })));
 }

@@ -18,7 +18,9 @@ use crate::admission::Admission;
 use crate::error::BuildError;
 use crate::host::{EventSink, NoEvents, ToolHost};
 use crate::schema::Validators;
-use crate::store::RunStore;
+use crate::store::envelope::{self, StateKey};
+use crate::store::local::RunStore as LocalRuns;
+use crate::store::shared::Shared;
 use crate::surface::{EXEC_TOOL, WAIT_TOOL};
 use crate::vm::GuestThread;
 
@@ -39,9 +41,17 @@ pub struct CodeModeBuilder {
     host_source: Option<String>,
     admission: Option<Admission>,
     guest_thread: GuestThread,
+    run_store: Option<(Arc<dyn crate::store::RunStore>, StateKey)>,
 }
 
 impl CodeModeBuilder {
+    /// Keeps suspended runs in `store` (shared with other runtimes and processes) instead of this
+    /// runtime's own in-process map, sealed with `key` (see [`crate::store`]). Default: none.
+    pub fn run_store(mut self, store: Arc<dyn crate::store::RunStore>, key: StateKey) -> Self {
+        self.run_store = Some((store, key));
+        self
+    }
+
     /// The budget of VMs and guest memory this runtime's `exec` and `wait` calls draw from (see
     /// [`Admission`]). Default: [`Admission::global`], shared by every runtime of the process.
     pub fn admission(mut self, admission: Admission) -> Self {
@@ -156,6 +166,24 @@ impl CodeModeBuilder {
         let mut visible_tools = vec![EXEC_TOOL.to_owned(), WAIT_TOOL.to_owned()];
         visible_tools.extend(catalog.direct_only_tools().iter().map(|t| t.name.clone()));
         let salt = RandomState::new().hash_one(std::process::id());
+        let shared = match (self.run_store, &sandbox) {
+            (Some((store, key)), Ok(sandbox)) => {
+                let (module_hash, base_id) = sandbox.identity();
+                let module = envelope::identity(&[b"guest-module", &module_hash.to_le_bytes()]);
+                let tools = serde_json::to_vec(&self.tools).unwrap_or_default();
+                let servers = serde_json::to_vec(&self.mcp_servers).unwrap_or_default();
+                let config_text = format!("{config:?}");
+                let catalog = envelope::identity(&[
+                    b"catalog",
+                    &base_id.to_le_bytes(),
+                    &tools,
+                    &servers,
+                    config_text.as_bytes(),
+                ]);
+                Some(Arc::new(Shared::new(store, key, module, catalog)))
+            }
+            _ => None,
+        };
         Ok(CodeMode {
             inner: Arc::new(Inner {
                 config,
@@ -167,7 +195,8 @@ impl CodeModeBuilder {
                 mcp,
                 sandbox,
                 validators: Validators::default(),
-                store: RunStore::default(),
+                store: LocalRuns::default(),
+                shared,
                 visible_tools,
                 next_run: AtomicU64::new(1),
                 salt,
@@ -193,6 +222,7 @@ impl CodeMode {
             host_source: None,
             admission: None,
             guest_thread: GuestThread::default(),
+            run_store: None,
         }
     }
 }

@@ -14,6 +14,7 @@ use super::CodeMode;
 use crate::host::{CodeModeEvent, NestedCall, ToolError, ToolOutcome};
 use crate::run::RunState;
 use crate::schema::{self, Direction};
+use crate::store::shared;
 
 /// What a dispatched request became.
 pub(super) enum Handled {
@@ -32,6 +33,25 @@ enum Shape {
     Envelope,
     /// `MCP.<server>.<tool>`: the MCP result.
     Mcp,
+}
+
+impl Shape {
+    fn code(self) -> u8 {
+        match self {
+            Shape::Value => 0,
+            Shape::Envelope => 1,
+            Shape::Mcp => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Shape> {
+        match code {
+            0 => Some(Shape::Value),
+            1 => Some(Shape::Envelope),
+            2 => Some(Shape::Mcp),
+            _ => None,
+        }
+    }
 }
 
 /// Most description characters per `API.search` hit.
@@ -312,6 +332,7 @@ impl CodeMode {
             vm_id,
             PendingToolCall { call_id, tool_id: catalog_id.clone(), input: Some(nested.input.clone()) },
         );
+        run.shapes.insert(vm_id, shape.code());
         let this = self.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
@@ -348,6 +369,21 @@ impl CodeMode {
             let _ = tx.send((vm_id, reply));
         });
         Handled::Async
+    }
+
+    /// Dispatches in-flight call `vm_id` of `run` again (its process stopped; the run is
+    /// restart-safe, so the call is read-only). `Some` when it settled at once.
+    pub(crate) fn redispatch(&self, run: &mut RunState, vm_id: u32) -> Option<Delivery> {
+        let pending = run.in_flight.remove(&vm_id)?;
+        let Some(shape) = run.shapes.get(&vm_id).copied().and_then(Shape::from_code) else {
+            return Some(shared::interrupted_reply());
+        };
+        let input = pending.input.unwrap_or_else(empty_object);
+        match self.start_tool(run, vm_id, pending.tool_id, input, shape) {
+            Handled::Ready(reply) => Some(reply),
+            Handled::Async => None,
+            Handled::Yield | Handled::Fatal(_) => Some(shared::interrupted_reply()),
+        }
     }
 
     /// Validates a declared output and shapes the reply.

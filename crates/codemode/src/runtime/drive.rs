@@ -22,11 +22,12 @@ use crate::admission::Refusal;
 use crate::host::RunScope;
 use crate::prepare::{self, NotPrepared};
 use crate::run::{Landed, RunState};
-use crate::store::{RunStore, TOO_MANY};
+use crate::store::local::{RunStore as LocalRuns, TOO_MANY};
+use crate::store::shared;
 use crate::vm::{Origin, Placement, StepAnswer, VmThread};
 
 /// How the pump left a run.
-enum Flow {
+pub(crate) enum Flow {
     Done(CodeModeResult),
     Suspend(WaitReason),
 }
@@ -90,6 +91,8 @@ impl CodeMode {
         };
         // Preparation counts against the run's time budget, off the async workers.
         let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let source =
+            inner.shared.is_some().then(|| (cell.code.clone(), shared::is_typescript(cell.language)));
         let stripped = match prepare::prepare(cell.code, language, deadline, &abort).await {
             Ok(stripped) => stripped,
             Err(NotPrepared::Aborted) => return self.aborted(None),
@@ -126,6 +129,7 @@ impl CodeMode {
         let body = stripped.code.clone();
         let mut run =
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
+        run.cell = source;
         self.add_namespaces(&mut run, scope);
         let mut boot = BootContext::new();
         boot.namespaces = run.namespaces.clone();
@@ -171,6 +175,9 @@ impl CodeMode {
             Ok(ticket) => ticket,
             Err(refused) => return self.refused(None, refused),
         };
+        if let Some(shared) = &inner.shared {
+            return shared::wait(self, shared, scope, input, &abort).await;
+        }
         let mut run = match inner.store.take_for_wait(&input.run_id, scope) {
             Ok(run) => run,
             Err(message) => return self.fail(None, CodeModeErrorCode::InvalidInput, message),
@@ -191,7 +198,11 @@ impl CodeMode {
     }
 
     /// Restores and drives a run. `Err` carries a VM to suspend (the run goes back to the store).
-    async fn resume(&self, run: &mut RunState, abort: &AbortSignal) -> Result<Flow, (VmThread, WaitReason)> {
+    pub(crate) async fn resume(
+        &self,
+        run: &mut RunState,
+        abort: &AbortSignal,
+    ) -> Result<Flow, (VmThread, WaitReason)> {
         let inner = &self.inner;
         let sandbox = match &inner.sandbox {
             Ok(sandbox) => sandbox.clone(),
@@ -370,6 +381,11 @@ impl CodeMode {
         if !run.landed.is_empty() {
             return Wake::Landed;
         }
+        if let Some(shared) = &self.inner.shared
+            && !run.remote.is_empty()
+        {
+            return shared::next_landed(self, shared, run, deadline, abort).await;
+        }
         let first = tokio::select! {
             biased;
             _ = abort.aborted() => return Wake::Aborted,
@@ -392,6 +408,8 @@ impl CodeMode {
                 ledger.budgets.on_delivered();
                 run.in_flight.remove(&id);
                 run.tasks.remove(&id);
+                run.remote.remove(&id);
+                run.shapes.remove(&id);
                 deliveries.push((id, reply));
             }
         }
@@ -414,21 +432,35 @@ impl CodeMode {
         }
     }
 
+    /// Forgets a run that ends without being parked (also in a shared store).
+    fn forget(&self, run: &RunState) {
+        match &self.inner.shared {
+            Some(shared) if run.claimed => shared.forget(&run.run_id),
+            Some(_) => {}
+            None => self.inner.store.remove(&run.run_id),
+        }
+    }
+
     /// Snapshots and parks a run, returning `waiting` (or `failed` when a limit refuses it).
-    async fn suspend(&self, mut run: Box<RunState>, vm: VmThread, reason: WaitReason) -> CodeModeResult {
+    pub(crate) async fn suspend(
+        &self,
+        mut run: Box<RunState>,
+        vm: VmThread,
+        reason: WaitReason,
+    ) -> CodeModeResult {
         let inner = &self.inner;
         let snapshot = vm.snapshot().await;
         drop(vm);
         let snapshot = match snapshot {
             Ok(snapshot) => snapshot,
             Err(e) => {
-                inner.store.remove(&run.run_id);
+                self.forget(&run);
                 return self.sandbox_failure(&mut run, e);
             }
         };
         let bytes = snapshot.stored_bytes() as u64;
         if bytes > inner.config.max_snapshot_bytes {
-            inner.store.remove(&run.run_id);
+            self.forget(&run);
             let message = format!(
                 "snapshot limit exceeded: the suspended run needs {bytes} bytes; maxSnapshotBytes is {}.",
                 inner.config.max_snapshot_bytes
@@ -445,8 +477,13 @@ impl CodeMode {
             replay_safe: run.restart_safe,
             telemetry: self.telemetry(&run.counts),
         };
-        match inner.store.park(run, Duration::from_secs(inner.config.snapshot_ttl_seconds), &inner.admission)
+        let ttl = Duration::from_secs(inner.config.snapshot_ttl_seconds);
+        if let Some(shared) = &inner.shared
+            && let Some(snapshot) = run.snapshot.take()
         {
+            return shared::park(self, shared, run, snapshot, waiting, ttl).await;
+        }
+        match inner.store.park(run, ttl, &inner.admission) {
             Ok(()) => CodeModeResult::Waiting(waiting),
             Err(run) => CodeModeResult::Failed(FailedResult {
                 error: TOO_MANY.into(),
@@ -457,7 +494,7 @@ impl CodeMode {
         }
     }
 
-    fn add_namespaces(&self, run: &mut RunState, scope: &RunScope) {
+    pub(crate) fn add_namespaces(&self, run: &mut RunState, scope: &RunScope) {
         let mut ctx = NamespaceContext::new(scope.session_id.clone(), scope.agent_run_id.clone());
         ctx.agent_id = scope.agent_id.clone();
         ctx.session_key = scope.session_key.clone();
@@ -492,7 +529,7 @@ impl CodeMode {
 /// Removes a run from the store when a `wait` ends without parking it again (terminal result, or the
 /// `wait` future was dropped).
 struct ResumeGuard<'a> {
-    store: &'a RunStore,
+    store: &'a LocalRuns,
     run_id: Option<String>,
 }
 
@@ -504,7 +541,7 @@ impl Drop for ResumeGuard<'_> {
     }
 }
 
-enum Wake {
+pub(crate) enum Wake {
     Landed,
     Deadline,
     Aborted,

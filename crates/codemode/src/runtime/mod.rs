@@ -4,7 +4,7 @@
 
 mod build;
 mod dispatch;
-mod drive;
+pub(crate) mod drive;
 mod report;
 
 use std::sync::Arc;
@@ -18,7 +18,8 @@ use codemode_sandbox::Sandbox;
 use crate::admission::Admission;
 use crate::host::{EventSink, ToolHost};
 use crate::schema::Validators;
-use crate::store::RunStore;
+use crate::store::local::RunStore as LocalRuns;
+use crate::store::shared::Shared;
 
 pub use build::{CodeModeBuilder, SandboxFactory};
 
@@ -42,7 +43,9 @@ pub(crate) struct Inner {
     /// The sandbox whose base image holds this catalog's guest API (runs add their namespaces).
     pub sandbox: Result<Sandbox, String>,
     pub validators: Validators,
-    pub store: RunStore,
+    pub store: LocalRuns,
+    /// The shared run store, when one is configured (then `store` stays empty).
+    pub shared: Option<Arc<Shared>>,
     pub visible_tools: Vec<String>,
     pub next_run: AtomicU64,
     pub salt: u64,
@@ -89,29 +92,110 @@ impl CodeMode {
         self.inner.sandbox.as_ref().err().map(String::as_str)
     }
 
-    /// Suspended runs in the store (parked or being resumed).
+    /// Suspended runs in the store (parked or being resumed). With a shared store: the runs this
+    /// runtime parked and has not seen end (a run finished by another process counts until its TTL
+    /// passes); [`CodeMode::stored_run_count`] asks the store.
     pub fn run_count(&self) -> usize {
-        self.inner.store.len()
+        match &self.inner.shared {
+            Some(shared) => shared.parked_here_count(),
+            None => self.inner.store.len(),
+        }
     }
 
     /// Whether `run_id` is a suspended run in the store (parked or being resumed, not expired).
+    /// With a shared store: whether this runtime parked it and has not seen it end, or runs nested
+    /// calls for it; [`CodeMode::contains_run`] asks the store.
     pub fn has_run(&self, run_id: &str) -> bool {
-        self.inner.store.contains(run_id)
+        match &self.inner.shared {
+            Some(shared) => shared.parked_here(run_id) || shared.runs_calls_for(run_id),
+            None => self.inner.store.contains(run_id),
+        }
     }
 
     /// Cancels a suspended run: its snapshot is discarded and its nested calls are cancelled.
-    /// Returns whether a parked run was found.
+    /// Returns whether a parked run was found. With a shared store this process's calls for the
+    /// run stop at once and the store removes it in the background (the result says whether this
+    /// process ran calls for it); [`CodeMode::cancel_run`] waits for the store's answer.
     pub fn cancel(&self, run_id: &str) -> bool {
-        self.inner.store.cancel(run_id)
+        match &self.inner.shared {
+            Some(shared) => {
+                let known = shared.parked_here(run_id) || shared.runs_calls_for(run_id);
+                shared.abort_local(run_id);
+                shared.note_gone(run_id);
+                let (shared, run_id) = (shared.clone(), run_id.to_owned());
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move { shared.store.cancel(&run_id).await });
+                }
+                known
+            }
+            None => self.inner.store.cancel(run_id),
+        }
     }
 
-    /// Discards every run of a session (session end). Returns how many were removed.
+    /// Discards every run of a session (session end). Returns how many were removed. With a
+    /// shared store the removal runs in the background and 0 is returned;
+    /// [`CodeMode::end_session_runs`] waits for it.
     pub fn end_session(&self, session_id: &str) -> usize {
-        self.inner.store.end_session(session_id)
+        match &self.inner.shared {
+            Some(shared) => {
+                let (shared, session_id) = (shared.clone(), session_id.to_owned());
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move { shared.store.end_session(&session_id).await });
+                }
+                0
+            }
+            None => self.inner.store.end_session(session_id),
+        }
     }
 
-    /// Discards every run (process shutdown). Returns how many were removed.
+    /// Discards every run (process shutdown). Returns how many were removed. With a shared store
+    /// nothing is removed (the runs outlive the process): this process stops renewing its lease and
+    /// cancels its nested calls, which the next `wait` (in any process) settles as interrupted.
     pub fn shutdown(&self) -> usize {
-        self.inner.store.clear()
+        match &self.inner.shared {
+            Some(shared) => {
+                shared.stop();
+                0
+            }
+            None => self.inner.store.clear(),
+        }
+    }
+
+    /// Cancels a suspended run in whichever store holds it: the snapshot is discarded and nested
+    /// calls stop (in another process: at its next lease renewal). Returns whether a parked run was
+    /// found; a run that a `wait` holds is not cancelled.
+    pub async fn cancel_run(&self, run_id: &str) -> bool {
+        match &self.inner.shared {
+            Some(shared) => {
+                shared.abort_local(run_id);
+                shared.note_gone(run_id);
+                shared.store.cancel(run_id).await.unwrap_or(false)
+            }
+            None => self.inner.store.cancel(run_id),
+        }
+    }
+
+    /// Discards every run of a session, in whichever store holds them. Returns how many.
+    pub async fn end_session_runs(&self, session_id: &str) -> usize {
+        match &self.inner.shared {
+            Some(shared) => shared.store.end_session(session_id).await.unwrap_or(0),
+            None => self.inner.store.end_session(session_id),
+        }
+    }
+
+    /// Suspended runs in the store now (for a shared store: of every process using it).
+    pub async fn stored_run_count(&self) -> usize {
+        match &self.inner.shared {
+            Some(shared) => shared.store.count().await.unwrap_or(0),
+            None => self.inner.store.len(),
+        }
+    }
+
+    /// Whether the store holds `run_id` now (parked or being resumed, not expired).
+    pub async fn contains_run(&self, run_id: &str) -> bool {
+        match &self.inner.shared {
+            Some(shared) => shared.store.contains(run_id).await.unwrap_or(false),
+            None => self.inner.store.contains(run_id),
+        }
     }
 }

@@ -49,7 +49,7 @@ impl CodeMode {
     }
 
     /// A `failed` result (with the run's new output and telemetry when there is a run).
-    pub(super) fn fail(
+    pub(crate) fn fail(
         &self,
         run: Option<&RunState>,
         code: impl Into<Option<CodeModeErrorCode>>,

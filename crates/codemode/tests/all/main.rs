@@ -10,6 +10,8 @@ mod namespaces;
 mod positions;
 mod preparation;
 mod scale;
+mod shared_runs;
+mod stores;
 mod support;
 mod surface;
 #[path = "../../benches/support/synthetic.rs"]
