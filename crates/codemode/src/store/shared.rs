@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{DeliveryExt, OutputAccumulator, RunBudgets, lock};
-use codemode_sandbox::Delivery;
 use codemode_core::{
     CodeModeErrorCode, CodeModeResult, FailedResult, Language, PendingToolCall, WaitInput, WaitingResult,
 };
+use codemode_sandbox::Delivery;
 use codemode_sandbox::Snapshot;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -332,7 +332,9 @@ impl Shared {
                 .map(|(id, reply)| {
                     let stored = match reply {
                         Delivery::Resolve(json) => StoredReply::Resolve(json.clone()),
-                        Delivery::Reject { message, code } => StoredReply::Reject(message.clone(), code.clone()),
+                        Delivery::Reject { message, code } => {
+                            StoredReply::Reject(message.clone(), code.clone())
+                        }
                     };
                     (*id, stored)
                 })
