@@ -59,6 +59,7 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("{name}: {} files", files.len());
     }
     forget_unpacked_packages()?;
+    forget_builds_of_packages(&root)?;
     // One invocation packages them all in dependency order (unpublished siblings resolve from the
     // packages just made) and builds each from its unpacked package, offline.
     let mut package = cargo();
@@ -128,6 +129,36 @@ fn forget_unpacked_packages() -> Result<()> {
                     let path = entry.path();
                     if path.is_dir() { std::fs::remove_dir_all(&path)? } else { std::fs::remove_file(&path)? }
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Cargo takes a registry package's build as fresh by its name, version and source alone (registry
+/// sources are meant to be immutable), so the build of a previous run's package of one of our crates
+/// (same version, older sources) would be linked again. Forget those builds: each unit whose dep-info
+/// names a file under a local registry (`registry/src/-<hash>/`) loses its fingerprint and is
+/// compiled again from the package just made. The workspace's own builds of our crates are kept.
+fn forget_builds_of_packages(root: &std::path::Path) -> Result<()> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let debug = target.join("debug");
+    let Ok(entries) = std::fs::read_dir(debug.join("deps")) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(unit) = name.strip_suffix(".d") else { continue };
+        let Some((krate, hash)) = unit.rsplit_once('-') else { continue };
+        let package = krate.replace('_', "-");
+        if !PUBLISHED.contains(&package.as_str()) {
+            continue;
+        }
+        let info = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if info.contains("/registry/src/-") {
+            let fingerprint = debug.join(".fingerprint").join(format!("{package}-{hash}"));
+            if fingerprint.is_dir() {
+                std::fs::remove_dir_all(&fingerprint)?;
             }
         }
     }
