@@ -26,20 +26,12 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
     let config = dir.join("codemode.json");
     std::fs::write(&config, r#"{ "mcpServers": { "everything": { "command": "npx", "args": ["-y", 7] } } }"#)
         .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_once(&config);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("codemode.json: $.mcpServers.everything.args[1]: must be a string"), "{stderr}");
     std::fs::write(&config, r#"{ "mcpServer": {} }"#).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_once(&config);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
@@ -52,11 +44,7 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
         r#"{ "servers": { "x": { "command": "run", "args": ["${env:CODEMODE_TEST_UNSET_VAR}"] } } }"#,
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
-        .args(["serve", "--config", config.to_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = serve_once(&config);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(
@@ -119,10 +107,7 @@ async fn failing_and_hanging_upstreams_become_guest_errors() {
         .to_string(),
     )
     .unwrap();
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
-    command.args(["serve", "--config", outer.to_str().unwrap()]).kill_on_drop(true);
-    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let client = serve_client(&outer).await;
     let names: Vec<String> =
         client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["exec", "wait"]);
@@ -143,6 +128,23 @@ return out;"# })
     assert_eq!(value["files"], json!(["mcp/index.d.ts", "mcp/inner.d.ts"]), "the broken server is left out");
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `codemode serve --config CONFIG` with stdin closed, run to its end (a config it refuses).
+pub(crate) fn serve_once(config: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// `codemode serve --config CONFIG` behind a plain rmcp client (stderr dropped).
+async fn serve_client(config: &std::path::Path) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
+    command.args(["serve", "--config", config.to_str().unwrap()]).kill_on_drop(true);
+    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
+    ().serve(transport).await.unwrap()
 }
 
 /// What the MCP client heard besides answers.
@@ -632,10 +634,7 @@ async fn api_search_finds_labelled_intents_among_the_16_public_catalogs() {
             .to_string(),
     )
     .unwrap();
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
-    command.args(["serve", "--config", config.to_str().unwrap()]).kill_on_drop(true);
-    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let client = serve_client(&config).await;
     let (mut top3, mut top1, mut calls) = (0usize, 0usize, 0usize);
     let mut misses: Vec<Value> = Vec::new();
     for batch in cases.chunks(100) {
@@ -697,10 +696,7 @@ async fn discovery_through_the_gateway_with_mcp_tools_only() {
         .to_string(),
     )
     .unwrap();
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_codemode"));
-    command.args(["serve", "--config", config.to_str().unwrap()]).kill_on_drop(true);
-    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
-    let client = ().serve(transport).await.unwrap();
+    let client = serve_client(&config).await;
     // Catalog order: by server name.
     let list = "MCP servers (2 servers, 3 tools):\n- MCP.azureMcp (\"azure-mcp\"): 1 tool\n- MCP.git: 2 tools. Git tools";
     let instructions = client.peer_info().and_then(|i| i.instructions.clone()).unwrap_or_default();

@@ -344,11 +344,7 @@ fn serve_remote_config_errors_name_the_path() {
         ),
     ] {
         std::fs::write(&config, format!(r#"{{ "mcpServers": {{ "x": {entry} }} }}"#)).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_codemode"))
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let out = crate::serve::serve_once(&config);
         assert!(!out.status.success(), "{entry}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expected), "{entry}: {stderr}");
