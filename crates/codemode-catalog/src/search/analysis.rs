@@ -18,6 +18,8 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "an",
     "and",
     "any",
+    "anybody",
+    "anyone",
     "anything",
     "are",
     "as",
@@ -25,9 +27,12 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "be",
     "by",
     "can",
+    "currently",
     "do",
     "does",
     "every",
+    "everybody",
+    "everyone",
     "everything",
     "for",
     "from",
@@ -38,14 +43,20 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "is",
     "it",
     "its",
+    "just",
     "me",
     "my",
+    "now",
     "of",
     "on",
     "or",
     "our",
     "please",
+    "really",
     "some",
+    "somebody",
+    "someone",
+    "something",
     "that",
     "the",
     "their",
@@ -239,6 +250,22 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
         {
             return Some(class);
         }
+    }
+    // No leading verb: a past participle of an action verb after the noun names a state
+    // ("reviews submitted on a PR", "tickets assigned to me"), so the query looks something up.
+    let mut state = false;
+    for_each_word(query, |w| {
+        if !state
+            && w != first
+            && w.len() >= 5
+            && w.ends_with("ed")
+            && lexicon.verb_terms.get(&stem(w)).is_some_and(|&c| c != VerbClass::Read)
+        {
+            state = true;
+        }
+    });
+    if state {
+        return Some(VerbClass::Read);
     }
     None
 }

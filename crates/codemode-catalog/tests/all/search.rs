@@ -188,6 +188,23 @@ fn an_unmatched_head_noun_costs() {
 }
 
 #[test]
+fn a_past_participle_after_the_noun_is_a_lookup() {
+    let catalog = Catalog::build(
+        vec![
+            ToolSpec::new("submit_review", ToolOrigin::BundledPlugin, "git")
+                .description("Submit a review on a pull request"),
+            ToolSpec::new("list_reviews", ToolOrigin::BundledPlugin, "git")
+                .description("List the reviews of a pull request"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // "submitted" names the reviews' state, not an action: the read tool wins.
+    assert_eq!(ids(&catalog.search("reviews submitted on a PR", 1)), ["openclaw:git:list_reviews"]);
+    // A leading verb is still the action.
+    assert_eq!(ids(&catalog.search("submit a review on a PR", 1)), ["openclaw:git:submit_review"]);
+}
+
+#[test]
 fn synonyms_phrases_and_plural_acronyms() {
     let tools = vec![
         ToolSpec::new("create_pull_request", ToolOrigin::BundledPlugin, "git")
