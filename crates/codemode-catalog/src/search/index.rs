@@ -1,10 +1,11 @@
 //! The index build: each entry's fields tokenized into postings, field lengths, the typo and
-//! trigram tables, verb classes, adjacent pairs and name terms (the owner stage's part is in
-//! [`owners`](super::owners)).
+//! trigram tables, verb classes, adjacent pairs and name terms (the group stages' part is in
+//! `groups`).
 
 use std::collections::HashMap;
 
 use super::analysis::{split_summary, stem, tokens, tool_verb};
+use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
 use super::{FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS};
@@ -52,18 +53,10 @@ pub(crate) struct SearchIndex {
     pub(super) pairs: HashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
     pub(super) name_terms: Vec<Vec<(u32, f32)>>,
-    /// Owner (server) group of each document.
-    pub(super) owner_of: Vec<u16>,
-    /// Number of owner groups (the owner stage runs only with two or more).
-    pub(super) owners: usize,
-    /// Per term: `(owner, weighted term frequency)` over the owner's documents.
-    pub(super) owner_postings: Vec<Vec<(u16, f32)>>,
-    /// Per term: the owners whose name has it.
-    pub(super) owner_named: Vec<Vec<u16>>,
-    /// Weighted length of each owner document.
-    pub(super) owner_len: Vec<f32>,
-    /// Average weighted owner-document length.
-    pub(super) owner_avg_len: f64,
+    /// The owner stage's groups (servers).
+    pub(super) owners: Groups,
+    /// The name-family stage's groups.
+    pub(super) families: Groups,
 }
 
 impl SearchIndex {
@@ -157,7 +150,7 @@ impl SearchIndex {
                 *idf = idfs[*id as usize];
             }
         }
-        index.build_owners(docs);
+        index.build_groups(docs);
         index
     }
 

@@ -59,12 +59,19 @@
 //!   every server uses) sets their relevance to 1 and scales the others' by 0.2. The server the
 //!   intent is about thus wins over incidental word matches in other servers. Owner postings are
 //!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
+//! - **Name-family stage.** Within an owner, entries whose names share their first word that is
+//!   not a verb (`jira_*` / `confluence_*` in one server, `storage_*` / `compute_*` in another;
+//!   families of at least 3 entries, other entries each their own group) are scored the same way as
+//!   owners, scaled so each owner's best family is 1, and each entry's score is multiplied by
+//!   `0.7 + 0.3 * r`: the query's evidence about a product area of a server (a wiki page, a
+//!   container registry) lifts that family over incidental matches in the server's other families.
 //! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
 //!   a question word reads) and the first verb of the tool's name are classified read / write /
 //!   delete. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
 //!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
-//!   delete tools x0.92. In a read ask the query's match of a write or delete tool's own verb
-//!   counts neither in its name, label and summary nor in its name coverage: the verbs of "who is
+//!   delete tools x0.92; a verb-less query with a past participle of a write or delete verb after
+//!   its noun ("reviews submitted on a PR") is a read. In a read ask the query's match of a write
+//!   or delete tool's own verb counts neither in its name, label and summary nor in its name coverage: the verbs of "who is
 //!   assigned" or "who can push" name a state, not the assign or push action.
 //! - **Never empty.** When fewer entries match than asked for, the rest are filled with the
 //!   nearest entries: by the action-verb factor above (a write ask gets write tools), then by
@@ -82,14 +89,14 @@
 //! # Layout
 //!
 //! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs,
-//! `index` builds the index (`owners` its owner stage), `expand` expands query words, `typo` holds
+//! `index` builds the index (`groups` its owner and name-family stages), `expand` expands query words, `typo` holds
 //! the approximate matching, and `rank` scores and ranks.
 
 mod analysis;
 mod expand;
+mod groups;
 mod index;
 mod lexicon;
-mod owners;
 mod rank;
 mod typo;
 
@@ -140,6 +147,8 @@ const OWNER_NAMED_SHARE: f64 = 0.5;
 const OWNER_UNNAMED: f64 = 0.2;
 /// The share of a tool's score that rests on its owner's relevance.
 const OWNER_BLEND: f64 = 0.8;
+/// The share of a tool's score that rests on its name family's relevance.
+const FAMILY_BLEND: f64 = 0.3;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 /// The weight of what a question word asks for.

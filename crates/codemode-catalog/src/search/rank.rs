@@ -10,8 +10,8 @@ use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
-    ADJACENT_BONUS, ASK_WEIGHT, B, COVERAGE_FLOOR, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS, MAX_QUERY_CHARS,
-    MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS, WEIGHTS,
+    ADJACENT_BONUS, ASK_WEIGHT, B, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS, WEIGHTS,
 };
 
 /// A ranked document: index, score in `[0, 1)`, match text.
@@ -143,12 +143,12 @@ impl SearchIndex {
             .into_iter()
             .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
             .collect();
-        let owner_relevance = if entities.is_empty() {
-            self.owner_relevance(&all_expansions)
+        let (owner_relevance, family_relevance) = if entities.is_empty() {
+            (self.owners.relevance(&all_expansions), self.families.relevance(&all_expansions))
         } else {
             let mut words = all_expansions.clone();
             words.extend(entities);
-            self.owner_relevance(&words)
+            (self.owners.relevance(&words), self.families.relevance(&words))
         };
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
@@ -281,7 +281,13 @@ impl SearchIndex {
         }
         if !owner_relevance.is_empty() {
             for (score, doc) in &mut ranked {
-                *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owner_of[*doc] as usize];
+                *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owners.of[*doc] as usize];
+            }
+        }
+        if !family_relevance.is_empty() {
+            for (score, doc) in &mut ranked {
+                *score *=
+                    1.0 - FAMILY_BLEND + FAMILY_BLEND * family_relevance[self.families.of[*doc] as usize];
             }
         }
         for (score, doc) in &mut ranked {

@@ -205,6 +205,29 @@ fn a_past_participle_after_the_noun_is_a_lookup() {
 }
 
 #[test]
+fn a_name_family_the_query_is_about_wins_within_a_server() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "suite").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("hr_search", "Search records with a query language"),
+            tool("hr_get_employee", "Get an employee. Employees are staff on the payroll."),
+            tool("hr_create_employee", "Create an employee. Employees are staff on the payroll."),
+            tool("hr_delete_employee", "Delete an employee. Employees are staff on the payroll."),
+            tool("crm_search", "Search records with a query language"),
+            tool("crm_get_contact", "Get a contact. Contacts are customers and their companies."),
+            tool("crm_create_contact", "Create a contact. Contacts are customers and their companies."),
+            tool("crm_delete_contact", "Delete a contact. Contacts are customers and their companies."),
+        ],
+        &CatalogOptions::default(),
+    );
+    // Both search tools match alike; customers are the crm family's concern, staff the hr family's.
+    assert_eq!(ids(&catalog.search("search customers named bob", 1)), ["openclaw:suite:crm_search"]);
+    assert_eq!(ids(&catalog.search("search staff named bob", 1)), ["openclaw:suite:hr_search"]);
+}
+
+#[test]
 fn synonyms_phrases_and_plural_acronyms() {
     let tools = vec![
         ToolSpec::new("create_pull_request", ToolOrigin::BundledPlugin, "git")
