@@ -1,4 +1,4 @@
-//! The search vocabulary: `vocabulary.txt` parsed into groups ([`vocabulary`](super::vocabulary)) and,
+//! The search vocabulary: `vocabulary.txt` parsed into groups ([`vocabulary`]) and,
 //! stemmed, into the lookup form the ranker uses (expansions, verb classes, phrases, question forms).
 
 use std::collections::HashMap;
