@@ -28,13 +28,18 @@ pub struct Intent {
 impl Intent {
     /// Whether the intent is in the held-out split (a hash of its text; about one in four).
     pub fn holdout(&self) -> bool {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.query.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h.is_multiple_of(4)
+        is_holdout(&self.query)
     }
+}
+
+/// Whether an intent's query text puts it in the held-out split (FNV-1a hash; about one in four).
+pub fn is_holdout(query: &str) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in query.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.is_multiple_of(4)
 }
 
 /// The intent set.
@@ -167,8 +172,9 @@ pub struct Report {
     pub kinds: BTreeMap<String, Tally>,
     /// By catalog.
     pub catalogs: BTreeMap<String, Tally>,
-    /// Intents not in the top 3: (catalog, query, top 3 keys).
-    pub misses: Vec<(String, String, Vec<String>)>,
+    /// Intents not in the top 3: (catalog, query, top 3 keys, rank of the first correct hit in
+    /// the top 10).
+    pub misses: Vec<(String, String, Vec<String>, Option<usize>)>,
 }
 
 impl Report {
@@ -182,6 +188,7 @@ impl Report {
                 intent.catalog.clone(),
                 intent.query.clone(),
                 top.iter().take(3).cloned().collect(),
+                rank.map(|r| r + 1),
             ));
         }
     }

@@ -188,6 +188,46 @@ fn an_unmatched_head_noun_costs() {
 }
 
 #[test]
+fn a_past_participle_after_the_noun_is_a_lookup() {
+    let catalog = Catalog::build(
+        vec![
+            ToolSpec::new("submit_review", ToolOrigin::BundledPlugin, "git")
+                .description("Submit a review on a pull request"),
+            ToolSpec::new("list_reviews", ToolOrigin::BundledPlugin, "git")
+                .description("List the reviews of a pull request"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // "submitted" names the reviews' state, not an action: the read tool wins.
+    assert_eq!(ids(&catalog.search("reviews submitted on a PR", 1)), ["openclaw:git:list_reviews"]);
+    // A leading verb is still the action.
+    assert_eq!(ids(&catalog.search("submit a review on a PR", 1)), ["openclaw:git:submit_review"]);
+}
+
+#[test]
+fn a_name_family_the_query_is_about_wins_within_a_server() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "suite").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("hr_search", "Search records with a query language"),
+            tool("hr_get_employee", "Get an employee. Employees are staff on the payroll."),
+            tool("hr_create_employee", "Create an employee. Employees are staff on the payroll."),
+            tool("hr_delete_employee", "Delete an employee. Employees are staff on the payroll."),
+            tool("crm_search", "Search records with a query language"),
+            tool("crm_get_contact", "Get a contact. Contacts are customers and their companies."),
+            tool("crm_create_contact", "Create a contact. Contacts are customers and their companies."),
+            tool("crm_delete_contact", "Delete a contact. Contacts are customers and their companies."),
+        ],
+        &CatalogOptions::default(),
+    );
+    // Both search tools match alike; customers are the crm family's concern, staff the hr family's.
+    assert_eq!(ids(&catalog.search("search customers named bob", 1)), ["openclaw:suite:crm_search"]);
+    assert_eq!(ids(&catalog.search("search staff named bob", 1)), ["openclaw:suite:hr_search"]);
+}
+
+#[test]
 fn synonyms_phrases_and_plural_acronyms() {
     let tools = vec![
         ToolSpec::new("create_pull_request", ToolOrigin::BundledPlugin, "git")
@@ -479,24 +519,30 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Reached on the whole set (90.3% / 87.4%), not yet on the held-out split (86.3% / 84.6%): this
-/// test holds both levels so they cannot silently regress, and the engine must beat the
-/// word-overlap baseline (57.7% / 46.5%).
+/// Whole set 90.7% / 87.7%; held-out split 86.3% / 85.1% (the all-16 target is met, the
+/// one-catalog one is not): this test holds both levels so they cannot silently regress, and the
+/// engine must beat the word-overlap baseline (57.8% / 46.7%). On failure it prints misses of the
+/// tuning split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
     let all = report(Setting::All16, Ranker::Engine, |_| true);
     let baseline = report(Setting::All16, Ranker::Overlap, |_| true);
     let show = |r: &crate::intents::Report| {
-        r.misses.iter().filter(|m| !m.1.is_empty()).take(40).cloned().collect::<Vec<_>>()
+        r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.90,
+        one.all.top3_rate() >= 0.905,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
-    assert!(all.all.top3_rate() >= 0.87, "all 16 top-3 {:.3}; misses {:#?}", all.all.top3_rate(), show(&all));
+    assert!(
+        all.all.top3_rate() >= 0.875,
+        "all 16 top-3 {:.3}; misses {:#?}",
+        all.all.top3_rate(),
+        show(&all)
+    );
     assert!(
         all.all.top3 > baseline.all.top3,
         "engine {} vs word overlap {}",
@@ -507,7 +553,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.86, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.84, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.85, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split,
@@ -529,8 +575,9 @@ fn intent_report() {
         let r = report(setting, ranker, keep);
         println!("{}", r.table(title));
         if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
-            for (catalog, query, top) in &r.misses {
-                println!("  miss [{catalog}] {query:?} -> {top:?}");
+            for (catalog, query, top, rank) in &r.misses {
+                let rank = rank.map_or_else(|| ">10".to_owned(), |r| r.to_string());
+                println!("  miss [{catalog}] {query:?} (rank {rank}) -> {top:?}");
             }
         }
     }

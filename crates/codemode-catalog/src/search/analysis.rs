@@ -1,0 +1,392 @@
+//! Text and query analysis: words, stems, tokens with phrases folded, the action class of a query
+//! and of a tool name, split phrasal verbs, what a query names by its form, and a description's
+//! first sentence.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use super::MAX_QUERY_TERMS;
+use super::lexicon::{VerbClass, lexicon};
+use super::typo::bounded_edit_distance;
+
+pub(super) const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "all",
+    "an",
+    "and",
+    "any",
+    "anybody",
+    "anyone",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "currently",
+    "do",
+    "does",
+    "every",
+    "everybody",
+    "everyone",
+    "everything",
+    "for",
+    "from",
+    "how",
+    "i",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "me",
+    "my",
+    "now",
+    "of",
+    "on",
+    "or",
+    "our",
+    "please",
+    "really",
+    "some",
+    "somebody",
+    "someone",
+    "something",
+    "that",
+    "the",
+    "their",
+    "them",
+    "there",
+    "this",
+    "to",
+    "using",
+    "via",
+    "was",
+    "we",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "whose",
+    "why",
+    "with",
+    "you",
+    "your",
+];
+
+/// Leading words that make a query a question (a read).
+pub(super) const QUESTION_WORDS: &[&str] = &[
+    "who", "whom", "whose", "what", "whats", "which", "when", "where", "why", "how", "is", "are", "does",
+    "do", "did", "has", "have", "was", "were", "can", "could",
+];
+
+/// Leading words skipped when looking for a query's verb.
+pub(super) const FILLER_WORDS: &[&str] = &[
+    "please", "i", "we", "want", "need", "would", "like", "let", "lets", "just", "also", "then", "now", "to",
+];
+
+/// Calls `f` with each raw lower-case word of `text`: non-alphanumerics separate, camelCase
+/// boundaries split (`createIssue`, `HTTPServer` -> `http`, `server`; `PRs` stays one word).
+pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    let mut current = String::new();
+    let mut prev: Option<char> = None;
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                f(&current);
+                current.clear();
+            }
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            let lower_to_upper = p.is_ascii_lowercase() && c.is_ascii_uppercase();
+            // `HTTPServer` splits before `S`; a plural acronym (`PRs`, `URLs`) does not.
+            let plural = next == Some('s') && !chars.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
+            let acronym_end = p.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && next.is_some_and(|n| n.is_ascii_lowercase())
+                && !plural;
+            if lower_to_upper || acronym_end {
+                f(&current);
+                current.clear();
+            }
+        }
+        current.push(c.to_ascii_lowercase());
+        prev = Some(c);
+    }
+    if !current.is_empty() {
+        f(&current);
+    }
+}
+
+/// The stem of one lower-case word (words with digits and short words are kept as they are).
+pub fn stem(word: &str) -> String {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    if word.len() <= 2 || word.bytes().any(|b| b.is_ascii_digit()) {
+        return word.to_owned();
+    }
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
+}
+
+/// One token of a text: the raw word(s) and the indexed term.
+pub(super) struct Token {
+    pub(super) word: String,
+    pub(super) term: String,
+}
+
+/// The tokens of `text`: words, stop words dropped, stemmed, phrases folded into one term each.
+pub(super) fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    for_each_word(text, |word| {
+        let term = match stems.get(word) {
+            Some(term) => term.clone(),
+            None => {
+                let term = stem(word);
+                stems.insert(word.to_owned(), term.clone());
+                term
+            }
+        };
+        out.push(Token { word: word.to_owned(), term });
+    });
+    let mut out = fold_phrases(out);
+    out.retain(|t| !STOP_WORDS.contains(&t.word.as_str()));
+    // The undoing form of a verb also names the verb (`unstar` -> `star`, `unassign` -> `assign`).
+    let verbs = &lexicon().verbs;
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(rest) = out[i].word.strip_prefix("un")
+            && rest.len() >= 3
+            && verbs.contains_key(rest)
+        {
+            let token = Token { word: rest.to_owned(), term: stem(rest) };
+            out.insert(i + 1, token);
+            i += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+pub(super) fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
+    let phrases = &lexicon().phrases;
+    if tokens.is_empty() {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    'outer: while i < tokens.len() {
+        for (form, canonical) in phrases {
+            let n = form.len();
+            let same = |t: &Token, f: &String| {
+                &t.term == f || t.word.strip_suffix('s').is_some_and(|w| w == f.as_str())
+            };
+            if i + n <= tokens.len() && tokens[i..i + n].iter().zip(form).all(|(t, f)| same(t, f)) {
+                let word = tokens[i..i + n].iter().map(|t| t.word.as_str()).collect::<Vec<_>>().join(" ");
+                out.push(Token { word, term: canonical.clone() });
+                i += n;
+                continue 'outer;
+            }
+        }
+        out.push(Token { word: tokens[i].word.clone(), term: tokens[i].term.clone() });
+        i += 1;
+    }
+    out
+}
+
+/// The class of a query: its leading verb (a phrasal verb such as `get rid of` counts as the verb
+/// it folds into), or a question word (read). Filler words are skipped.
+pub(super) fn query_class(query: &str) -> Option<VerbClass> {
+    let lexicon = lexicon();
+    let verbs = &lexicon.verbs;
+    let mut words: Vec<String> = Vec::new();
+    for_each_word(query, |w| {
+        if words.len() < 4
+            && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
+        {
+            words.push(w.to_owned());
+        }
+    });
+    let first = words.first()?.clone();
+    if QUESTION_WORDS.contains(&first.as_str()) {
+        return Some(VerbClass::Read);
+    }
+    // A phrasal verb at the start: its canonical term's class.
+    let mut stems = HashMap::new();
+    if let Some(token) = tokens(&words.join(" "), &mut stems).first()
+        && token.word.contains(' ')
+        && token.word.starts_with(first.as_str())
+        && let Some(&class) = lexicon.verb_terms.get(&token.term)
+    {
+        return Some(class);
+    }
+    if let Some(&class) = verbs.get(&first) {
+        return Some(class);
+    }
+    if let Some(&class) = verbs.get(&stem(&first)) {
+        return Some(class);
+    }
+    // A misspelled leading verb ("deleet", "creat").
+    if first.len() >= 5 {
+        let mut best: Option<(usize, VerbClass, &str)> = None;
+        for (verb, &class) in verbs {
+            if verb.len() >= 5
+                && let Some(d) = bounded_edit_distance(&first, verb, 2)
+                && best.is_none_or(|(bd, _, bv)| (d, verb.as_str()) < (bd, bv))
+            {
+                best = Some((d, class, verb));
+            }
+        }
+        if let Some((d, class, _)) = best
+            && d <= if first.len() >= 7 { 2 } else { 1 }
+        {
+            return Some(class);
+        }
+    }
+    // No leading verb: a past participle of an action verb after the noun names a state
+    // ("reviews submitted on a PR", "tickets assigned to me"), so the query looks something up.
+    let mut state = false;
+    for_each_word(query, |w| {
+        if !state
+            && w != first
+            && w.len() >= 5
+            && w.ends_with("ed")
+            && lexicon.verb_terms.get(&stem(w)).is_some_and(|&c| c != VerbClass::Read)
+        {
+            state = true;
+        }
+    });
+    if state {
+        return Some(VerbClass::Read);
+    }
+    None
+}
+
+/// Particles of split phrasal verbs (`take my star off`).
+pub(super) const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down"];
+
+/// The query with a split phrasal verb joined (`take my star off` -> `take off my star`) when
+/// the vocabulary has the phrase, else `None`.
+pub(super) fn join_split_phrasal(query: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    for_each_word(query, |w| {
+        if words.len() < MAX_QUERY_TERMS * 2 {
+            words.push(w.to_owned());
+        }
+    });
+    let verb = words
+        .iter()
+        .position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
+    let phrases = &lexicon().phrases;
+    let verb_term = stem(&words[verb]);
+    for at in (verb + 2)..words.len().min(verb + 6) {
+        let particle = words[at].as_str();
+        if !PARTICLES.contains(&particle) {
+            continue;
+        }
+        let form = [verb_term.clone(), stem(particle)];
+        if phrases.iter().any(|(f, _)| f.as_slice() == form) {
+            let particle = words.remove(at);
+            words.insert(verb + 1, particle);
+            return Some(words.join(" "));
+        }
+    }
+    None
+}
+
+/// The class of a tool and its verb: the first verb of its name.
+pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
+    let verbs = &lexicon().verbs;
+    let mut found = None;
+    for_each_word(name, |w| {
+        if found.is_none() {
+            found = verbs.get(w).map(|&class| (class, w.to_owned()));
+        }
+    });
+    found
+}
+
+/// What the things a query names are, by their form: a file name with an extension
+/// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
+/// `@name` a user, and `#42` or a key like `OPS-7` an issue.
+pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let mut push = |w: &'static str| {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
+        let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
+        let lower = chunk.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
+            push("url");
+            continue;
+        }
+        if let Some(rest) = chunk.strip_prefix('#') {
+            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                push("issue");
+            } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+                push("channel");
+            }
+            continue;
+        }
+        if chunk
+            .strip_prefix('@')
+            .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
+        {
+            push("user");
+            continue;
+        }
+        if let Some((key, number)) = chunk.split_once('-')
+            && key.len() >= 2
+            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && key.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+        {
+            push("issue");
+            continue;
+        }
+        if let Some((stem, ext)) = chunk.rsplit_once('.')
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic())
+            && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b))
+            && !stem.contains("..")
+        {
+            // A host name (`example.com`) is an address, not a file.
+            push(if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" });
+        }
+    }
+    out
+}
+
+/// The description's first sentence (at most 300 bytes, cut at a word) and the rest.
+pub(super) fn split_summary(description: &str) -> (&str, &str) {
+    let bytes = description.as_bytes();
+    let mut end = description.len();
+    for (i, &b) in bytes.iter().enumerate() {
+        let sentence_end =
+            (b == b'.' || b == b'!' || b == b'?') && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+        if sentence_end || b == b'\n' {
+            end = i;
+            break;
+        }
+    }
+    if end > 300 {
+        end = description[..300].rfind(' ').unwrap_or(0);
+        while !description.is_char_boundary(end) {
+            end -= 1;
+        }
+    }
+    (&description[..end], &description[end..])
+}

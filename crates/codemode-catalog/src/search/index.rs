@@ -1,0 +1,176 @@
+//! The index build: each entry's fields tokenized into postings, field lengths, the typo and
+//! trigram tables, verb classes, adjacent pairs and name terms (the group stages' part is in
+//! `groups`).
+
+use std::collections::HashMap;
+
+use super::analysis::{split_summary, stem, tokens, tool_verb};
+use super::groups::Groups;
+use super::lexicon::VerbClass;
+use super::typo::{letter_mask, trigrams};
+use super::{FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS};
+
+/// The text of one document, per field.
+pub(crate) struct DocText<'a> {
+    pub name: &'a str,
+    pub label: Option<&'a str>,
+    pub owner: Option<&'a str>,
+    pub description: &'a str,
+    pub params: Vec<&'a str>,
+    pub param_descriptions: Vec<&'a str>,
+    /// Exact-match key (the id).
+    pub id: &'a str,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Posting {
+    pub(super) doc: u32,
+    pub(super) tf: [f32; FIELDS],
+}
+
+/// The prebuilt index over one set of entries.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SearchIndex {
+    pub(super) vocab: HashMap<String, u32>,
+    pub(super) terms: Vec<String>,
+    /// Term ids sorted by term, for prefix lookups.
+    pub(super) sorted: Vec<u32>,
+    pub(super) postings: Vec<Vec<Posting>>,
+    /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
+    pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
+    /// Indexed raw words (for "is this query word indexed").
+    pub(super) known_words: HashMap<String, u32>,
+    pub(super) doc_len: Vec<[f32; FIELDS]>,
+    pub(super) avg_len: [f64; FIELDS],
+    /// Lower-cased tool name and id per document, for exact matches.
+    pub(super) exact: Vec<(String, String)>,
+    /// Character trigrams of the lower-cased name and label, for the fallback.
+    pub(super) trigrams: Vec<Vec<[u8; 3]>>,
+    pub(super) classes: Vec<Option<VerbClass>>,
+    /// The term of each document's verb (the first verb of its name).
+    pub(super) verb_terms: Vec<Option<u32>>,
+    /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
+    pub(super) pairs: HashMap<(u32, u32), Vec<u32>>,
+    /// The distinct terms of each document's name, with their `idf`.
+    pub(super) name_terms: Vec<Vec<(u32, f32)>>,
+    /// The owner stage's groups (servers).
+    pub(super) owners: Groups,
+    /// The name-family stage's groups.
+    pub(super) families: Groups,
+}
+
+impl SearchIndex {
+    pub(crate) fn build(docs: &[DocText<'_>]) -> SearchIndex {
+        let mut index = SearchIndex::default();
+        let mut totals = [0f64; FIELDS];
+        let mut stems: HashMap<String, String> = HashMap::new();
+        for (doc, text) in docs.iter().enumerate() {
+            let description: String = text.description.chars().take(MAX_DESCRIPTION_CHARS).collect();
+            let (summary, rest) = split_summary(&description);
+            let param_docs: Vec<String> = text
+                .param_descriptions
+                .iter()
+                .take(MAX_PARAMS)
+                .map(|d| d.chars().take(MAX_PARAM_DESCRIPTION_CHARS).collect())
+                .collect();
+            let param_docs: Vec<&str> = param_docs.iter().map(String::as_str).collect();
+            let params: Vec<&str> = text.params.iter().take(MAX_PARAMS).copied().collect();
+            let mut tf: HashMap<u32, [f32; FIELDS]> = HashMap::new();
+            let mut len = [0f32; FIELDS];
+            let texts: [&[&str]; FIELDS] = [
+                &[text.name],
+                text.label.as_slice(),
+                text.owner.as_slice(),
+                &[summary],
+                &[rest],
+                &params,
+                &param_docs,
+            ];
+            for (f, field_texts) in texts.into_iter().enumerate() {
+                for field_text in field_texts {
+                    let mut previous: Option<u32> = None;
+                    for token in tokens(field_text, &mut stems) {
+                        let id = index.intern(&token.term);
+                        if matches!(f, 0 | 1 | 3) {
+                            if let Some(prev) = previous {
+                                let docs = index.pairs.entry((prev, id)).or_default();
+                                if docs.last() != Some(&(doc as u32)) {
+                                    docs.push(doc as u32);
+                                }
+                            }
+                            previous = Some(id);
+                        }
+                        if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
+                            index.known_words.insert(token.word.clone(), id);
+                            let n = token.word.len();
+                            if index.words_by_len.len() <= n {
+                                index.words_by_len.resize(n + 1, Vec::new());
+                            }
+                            let mask = letter_mask(&token.word);
+                            index.words_by_len[n].push((token.word, id, mask));
+                        }
+                        tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
+                        len[f] += 1.0;
+                    }
+                }
+                totals[f] += f64::from(len[f]);
+            }
+            let mut names: Vec<(u32, f32)> =
+                tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)).collect();
+            names.sort_unstable_by_key(|n| n.0);
+            index.name_terms.push(names);
+            let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
+            sorted.sort_by_key(|(id, _)| *id);
+            for (id, tf) in sorted {
+                index.postings[id as usize].push(Posting { doc: doc as u32, tf });
+            }
+            index.doc_len.push(len);
+            index.exact.push((text.name.to_ascii_lowercase(), text.id.to_ascii_lowercase()));
+            let mut key = text.name.to_ascii_lowercase();
+            if let Some(label) = text.label {
+                key.push(' ');
+                key.push_str(&label.to_ascii_lowercase());
+            }
+            index.trigrams.push(trigrams(&key));
+            let verb = tool_verb(text.name);
+            index.classes.push(verb.as_ref().map(|v| v.0));
+            index.verb_terms.push(verb.and_then(|(_, word)| index.vocab.get(&stem(&word)).copied()));
+        }
+        let n = docs.len().max(1) as f64;
+        for (avg, total) in index.avg_len.iter_mut().zip(totals) {
+            *avg = (total / n).max(1.0);
+        }
+        let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
+        sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
+        index.sorted = sorted;
+        let idfs: Vec<f32> =
+            (0..index.postings.len()).map(|id| index.idf(index.postings[id].len()) as f32).collect();
+        for names in &mut index.name_terms {
+            for (id, idf) in names.iter_mut() {
+                *idf = idfs[*id as usize];
+            }
+        }
+        index.build_groups(docs);
+        index
+    }
+
+    pub(super) fn intern(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.vocab.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        self.vocab.insert(term.to_owned(), id);
+        self.terms.push(term.to_owned());
+        self.postings.push(Vec::new());
+        id
+    }
+
+    pub(super) fn docs(&self) -> usize {
+        self.doc_len.len()
+    }
+
+    pub(super) fn idf(&self, df: usize) -> f64 {
+        let n = self.docs() as f64;
+        (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+    }
+}

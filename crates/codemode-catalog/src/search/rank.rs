@@ -1,0 +1,379 @@
+//! Scoring and ranking: BM25F per query word over its expansions, coverage, name coverage,
+//! adjacency, question words, the action-verb prior, the owner stage's blend, exact names, the
+//! nearest-entry fallback, and the hits' `score` and `match` text.
+
+use std::collections::HashMap;
+
+use super::analysis::{Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens};
+use super::expand::Kind;
+use super::index::SearchIndex;
+use super::lexicon::{VerbClass, lexicon};
+use super::typo::{trigram_similarity, trigrams};
+use super::{
+    ADJACENT_BONUS, ASK_WEIGHT, B, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS, WEIGHTS,
+};
+
+/// A ranked document: index, score in `[0, 1)`, match text.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Ranked {
+    pub doc: usize,
+    pub score: f64,
+    pub matched: String,
+}
+
+pub(super) fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> f64 {
+    use VerbClass::*;
+    match (query, tool) {
+        (_, None) => 1.0,
+        (None, Some(Read)) => 1.0,
+        (None, Some(_)) => 0.92,
+        (Some(q), Some(t)) if q == t => 1.15,
+        (Some(Read), Some(_)) => 0.6,
+        (Some(_), Some(Read)) => 0.8,
+        (Some(_), Some(_)) => 0.7,
+    }
+}
+
+impl SearchIndex {
+    /// How much of the document's name the query accounts for: `floor + (1 - floor) * share`,
+    /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
+    /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
+    /// `remove_issue_link` for "remove a ticket") costs.
+    pub(super) fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>, state: Option<u32>) -> f64 {
+        let (mut total, mut hit) = (0f64, 0f64);
+        let state = state.filter(|_| self.classes[doc] != Some(VerbClass::Read));
+        for &(id, idf) in &self.name_terms[doc] {
+            total += f64::from(idf);
+            if Some(id) != state {
+                hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
+            }
+        }
+        if total <= 0.0 {
+            return 1.0;
+        }
+        NAME_COVERAGE_FLOOR + (1.0 - NAME_COVERAGE_FLOOR) * hit / total
+    }
+
+    /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
+    /// things it names are ([`entity_words`]: `notes.txt` is a file): per document and per such
+    /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
+    pub(super) fn add_asks(&self, query: &str, scores: &mut [f64]) -> HashMap<usize, Vec<String>> {
+        let asks = &lexicon().asks;
+        let mut words: Vec<String> = Vec::new();
+        for_each_word(query, |w| {
+            if words.len() < MAX_QUERY_TERMS * 2 {
+                words.push(w.to_owned());
+            }
+        });
+        let mut groups: Vec<(String, Vec<String>)> = asks
+            .iter()
+            .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
+            .map(|(form, terms)| (form.join(" "), terms.clone()))
+            .collect();
+        groups.extend(entity_words(query).into_iter().map(|w| (w.to_owned(), vec![stem(w)])));
+        let mut best: HashMap<usize, f64> = HashMap::new();
+        let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
+        for (label, terms) in groups {
+            best.clear();
+            for term in &terms {
+                let Some(&id) = self.vocab.get(term) else { continue };
+                let postings = &self.postings[id as usize];
+                let idf = self.idf(postings.len());
+                for p in postings {
+                    let doc = p.doc as usize;
+                    let len = &self.doc_len[doc];
+                    let mut tf = 0f64;
+                    for f in 0..FIELDS {
+                        if p.tf[f] > 0.0 {
+                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
+                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                        }
+                    }
+                    let score = ASK_WEIGHT * idf * tf / (K1 + tf);
+                    let b = best.entry(doc).or_insert(0.0);
+                    *b = b.max(score);
+                }
+            }
+            for (&doc, &bonus) in &best {
+                scores[doc] += bonus;
+                asked.entry(doc).or_default().push(label.clone());
+            }
+        }
+        asked
+    }
+
+    /// Documents, best first, exactly `min(limit, documents)` of them.
+    pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
+        let limit = limit.min(self.docs());
+        if limit == 0 {
+            return Vec::new();
+        }
+        let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+        let joined = join_split_phrasal(&query);
+        let text = joined.as_deref().unwrap_or(&query);
+        let mut stems = HashMap::new();
+        let mut query_tokens = tokens(text, &mut stems);
+        let mut seen: Vec<String> = Vec::new();
+        query_tokens.retain(|t| {
+            let fresh = !seen.contains(&t.term);
+            seen.push(t.term.clone());
+            fresh
+        });
+        query_tokens.truncate(MAX_QUERY_TERMS);
+        if query_tokens.is_empty() {
+            return (0..limit).map(|doc| Ranked { doc, score: 0.0, matched: String::new() }).collect();
+        }
+        let docs = self.docs();
+        let mut scores = vec![0f64; docs];
+        let mut covered = vec![0f64; docs];
+        // Per doc: per field, the query tokens that matched there (bit i = token i) and whether near.
+        let mut fields_hit: Vec<[u32; FIELDS]> = vec![[0; FIELDS]; docs];
+        let mut near_hit: Vec<u32> = vec![0; docs];
+        let mut best = vec![0f64; docs];
+        let mut best_fields = vec![0u8; docs];
+        let mut best_near = vec![false; docs];
+        let mut touched: Vec<usize> = Vec::new();
+        let mut total_idf = 0f64;
+        let mut stamp = vec![u32::MAX; docs];
+        let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
+            query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
+        // What the query names by form (`#general`: a channel) also says which server it is about.
+        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query)
+            .into_iter()
+            .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
+            .collect();
+        let (owner_relevance, family_relevance) = if entities.is_empty() {
+            (self.owners.relevance(&all_expansions), self.families.relevance(&all_expansions))
+        } else {
+            let mut words = all_expansions.clone();
+            words.extend(entities);
+            (self.owners.relevance(&words), self.families.relevance(&words))
+        };
+        let class = query_class(text);
+        let read_ask = class == Some(VerbClass::Read);
+        // Each expanded term's best weight, for the name's coverage.
+        let mut matched_terms: HashMap<u32, f64> = HashMap::new();
+        for word in &all_expansions {
+            for &(id, weight, _) in word {
+                let w = matched_terms.entry(id).or_insert(0.0);
+                *w = w.max(weight);
+            }
+        }
+        for (i, expansions) in all_expansions.iter().enumerate() {
+            // The word's concept (its own term, compounds, synonyms) shares one idf: between the
+            // idf of the entries any of them occurs in and the word's own. A rare literal word
+            // does not fully outweigh the common synonym it stands for, and a synonym never
+            // outweighs the word.
+            let mut concept_df = 0usize;
+            for &(id, _, kind) in expansions {
+                if kind != Kind::Near {
+                    for p in &self.postings[id as usize] {
+                        if stamp[p.doc as usize] != i as u32 {
+                            stamp[p.doc as usize] = i as u32;
+                            concept_df += 1;
+                        }
+                    }
+                }
+            }
+            let own_df = expansions
+                .iter()
+                .find(|e| e.2 == Kind::Exact && e.1 >= 1.0)
+                .map_or(concept_df, |&(id, _, _)| self.postings[id as usize].len());
+            // The geometric mean with the word's own idf: a rare word (`tab`) standing for a
+            // common synonym (`page`) keeps some of its weight.
+            let concept_idf =
+                (concept_df > 0).then(|| (self.idf(concept_df) * self.idf(own_df.max(1))).sqrt());
+            let mut query_idf = concept_idf.unwrap_or(0.0);
+            for &(id, weight, kind) in expansions {
+                let postings = &self.postings[id as usize];
+                let idf = match (kind, concept_idf) {
+                    (Kind::Near, Some(cap)) => self.idf(postings.len()).min(cap),
+                    (Kind::Near, None) => {
+                        let idf = self.idf(postings.len());
+                        query_idf = query_idf.max(idf);
+                        idf
+                    }
+                    (_, cap) => cap.unwrap_or_else(|| self.idf(postings.len())),
+                };
+                for p in postings {
+                    let doc = p.doc as usize;
+                    let len = &self.doc_len[doc];
+                    let mut tf = 0f64;
+                    let mut mask = 0u8;
+                    // A read ask's verbs name a state ("who is assigned"), not the action of
+                    // a write tool's name.
+                    let state = read_ask
+                        && self.verb_terms[doc] == Some(id)
+                        && self.classes[doc] != Some(VerbClass::Read);
+                    for f in 0..FIELDS {
+                        if state && SUPPRESS[f] {
+                            continue;
+                        }
+                        if p.tf[f] > 0.0 {
+                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
+                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                            mask |= 1 << f;
+                        }
+                    }
+                    let score = weight * idf * tf / (K1 + tf);
+                    if best[doc] == 0.0 {
+                        touched.push(doc);
+                    }
+                    if score > best[doc] {
+                        best[doc] = score;
+                        best_fields[doc] = mask;
+                        best_near[doc] = kind != Kind::Exact;
+                    }
+                }
+            }
+            if query_idf == 0.0 {
+                // Not indexed and no expansion: weigh it like a word seen once.
+                query_idf = self.idf(1);
+            }
+            total_idf += query_idf;
+            for &doc in &touched {
+                if best[doc] > 0.0 {
+                    scores[doc] += best[doc];
+                    covered[doc] += query_idf;
+                    for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
+                        if best_fields[doc] & (1 << f) != 0 {
+                            *hit |= 1 << i;
+                        }
+                    }
+                    if best_near[doc] {
+                        near_hit[doc] |= 1 << i;
+                    }
+                }
+                best[doc] = 0.0;
+            }
+            touched.clear();
+        }
+        let asked = self.add_asks(&query, &mut scores);
+        let whole = query.trim().to_ascii_lowercase();
+        // Adjacent query words that stand side by side in a name, label or summary.
+        let mut adjacent = vec![0f64; docs];
+        for pair in all_expansions.windows(2) {
+            for &(a, wa, ka) in &pair[0] {
+                for &(b, wb, kb) in &pair[1] {
+                    if ka == Kind::Near || kb == Kind::Near {
+                        continue;
+                    }
+                    for &doc in self.pairs.get(&(a, b)).into_iter().flatten() {
+                        let w = &mut adjacent[doc as usize];
+                        *w = w.max(wa * wb);
+                    }
+                }
+            }
+        }
+        let mut ranked: Vec<(f64, usize)> = Vec::new();
+        for doc in 0..docs {
+            if scores[doc] <= 0.0 {
+                continue;
+            }
+            let coverage = if total_idf > 0.0 { covered[doc] / total_idf } else { 0.0 };
+            let score = scores[doc]
+                * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * coverage)
+                * verb_factor(class, self.classes[doc])
+                * self.name_coverage(doc, &matched_terms, if read_ask { self.verb_terms[doc] } else { None })
+                * (1.0 + ADJACENT_BONUS * adjacent[doc]);
+            ranked.push((score, doc));
+        }
+        if !owner_relevance.is_empty() {
+            for (score, doc) in &mut ranked {
+                *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owners.of[*doc] as usize];
+            }
+        }
+        if !family_relevance.is_empty() {
+            for (score, doc) in &mut ranked {
+                *score *=
+                    1.0 - FAMILY_BLEND + FAMILY_BLEND * family_relevance[self.families.of[*doc] as usize];
+            }
+        }
+        for (score, doc) in &mut ranked {
+            let (name, id) = &self.exact[*doc];
+            if !whole.is_empty() && (*name == whole || *id == whole) {
+                *score += 1.0e6;
+            }
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.truncate(limit);
+        let norm = total_idf.max(1e-9);
+        let mut out: Vec<Ranked> = ranked
+            .iter()
+            .map(|&(score, doc)| Ranked {
+                doc,
+                score: round3(score.min(1.0e5) / (score.min(1.0e5) + norm)),
+                matched: match_text(&query_tokens, &fields_hit[doc], near_hit[doc], asked.get(&doc)),
+            })
+            .collect();
+        if out.len() < limit {
+            let grams = trigrams(&query.to_ascii_lowercase());
+            let mut rest: Vec<(f64, usize)> = (0..docs)
+                .filter(|&doc| scores[doc] <= 0.0)
+                .map(|doc| {
+                    // The query's action still tells: a write ask prefers write tools.
+                    let similarity = trigram_similarity(&grams, &self.trigrams[doc]);
+                    (verb_factor(class, self.classes[doc]) + similarity.min(0.99) * 0.01, doc)
+                })
+                .collect();
+            rest.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            out.extend(rest.into_iter().take(limit - out.len()).map(|(_, doc)| Ranked {
+                doc,
+                score: 0.0,
+                matched: "nearest".to_owned(),
+            }));
+        }
+        out
+    }
+}
+
+pub(super) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// `name: create, issue~; description: bug; asks: who~`, at most [`MAX_MATCH_CHARS`] characters.
+pub(super) fn match_text(
+    tokens: &[Token],
+    fields: &[u32; FIELDS],
+    near: u32,
+    asked: Option<&Vec<String>>,
+) -> String {
+    let mut out = String::new();
+    for (f, &mask) in fields.iter().enumerate() {
+        if mask == 0 {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str(FIELD_NAMES[f]);
+        out.push_str(": ");
+        let mut first = true;
+        for (i, token) in tokens.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                if !first {
+                    out.push_str(", ");
+                }
+                first = false;
+                out.push_str(&token.word);
+                if near & (1 << i) != 0 {
+                    out.push('~');
+                }
+            }
+        }
+    }
+    if let Some(asked) = asked {
+        // What question words and the things the query names matched: `asks: who~, channel~`.
+        if !out.is_empty() {
+            out.push_str("; ");
+        }
+        out.push_str("asks: ");
+        out.push_str(&asked.iter().map(|a| format!("{a}~")).collect::<Vec<_>>().join(", "));
+    }
+    if out.chars().count() > MAX_MATCH_CHARS {
+        out = out.chars().take(MAX_MATCH_CHARS - 1).collect();
+        out.push('…');
+    }
+    out
+}
