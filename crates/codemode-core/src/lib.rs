@@ -18,8 +18,8 @@
 //! use serde_json::json;
 //!
 //! let config = CodeModeConfig::from_json(&json!({ "enabled": true, "timeoutMs": 5 })).unwrap();
-//! assert!(config.enabled);
-//! assert_eq!(config.timeout_ms, 100); // clamped to the table's lower bound
+//! assert!(config.is_enabled());
+//! assert_eq!(config.timeout_ms(), 100); // clamped to the table's lower bound
 //!
 //! let input = ExecInput::from_json(&json!({ "code": "return 1 + 1" })).unwrap();
 //! let cell = input.validate(&config).unwrap();

@@ -48,7 +48,7 @@ async fn cycles(cm: &CodeMode) -> Vec<Duration> {
     let mut times = Vec::with_capacity(ITERATIONS);
     for i in 0..ITERATIONS + 20 {
         let start = Instant::now();
-        let r = cm.wait(&scope, WaitInput { run_id: w.run_id.clone() }).await;
+        let r = cm.wait(&scope, WaitInput::new(w.run_id.clone())).await;
         let took = start.elapsed();
         assert_eq!(r.status(), "waiting", "{}", r.to_json());
         if i >= 20 {

@@ -336,7 +336,7 @@ impl Gateway {
             run_store: inner.config.run_store.clone(),
         };
         let engine = Arc::new(Engine::build(options)?);
-        if !inner.config.code_mode.enabled {
+        if !inner.config.code_mode.is_enabled() {
             let upstream_names: BTreeSet<&str> = raw.iter().map(|(server, _, _)| server.as_str()).collect();
             let own: Vec<Value> = engine.surface_json()["tools"]
                 .as_array()
@@ -645,7 +645,7 @@ impl Gateway {
         per_request: bool,
     ) -> ListToolsResult {
         self.inner.projection.attach(client, peer, per_request);
-        if !self.inner.config.code_mode.enabled {
+        if !self.inner.config.code_mode.is_enabled() {
             let tools: Vec<Tool> = self
                 .inner
                 .passthrough
@@ -821,7 +821,7 @@ fn gateway_instructions(server_list: &str) -> String {
 
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
-        let instructions = if self.inner.config.code_mode.enabled {
+        let instructions = if self.inner.config.code_mode.is_enabled() {
             gateway_instructions(&self.engine().code_mode().mcp_server_list())
         } else {
             "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."

@@ -88,26 +88,17 @@ fn wait_input_rules() {
 }
 
 fn telemetry() -> CodeModeTelemetry {
-    CodeModeTelemetry {
-        catalog_size: 3,
-        catalog_by_source: SourceCounts { openclaw: 1, mcp: 1, client: 1 },
-        search_count: 1,
-        describe_count: 0,
-        call_count: 2,
-        model_visible_tools: vec!["exec".into(), "wait".into()],
-    }
+    CodeModeTelemetry::new(3, SourceCounts::new(1, 1, 1), vec!["exec".into(), "wait".into()])
+        .with_counts(1, 0, 2)
 }
 
 #[test]
 fn results_serialize_to_the_spec_shapes() {
-    let completed = CodeModeResult::Completed(CompletedResult {
-        value: json!([1]),
-        output: vec![
-            CodeModeOutput::Text { text: "hi".into() },
-            CodeModeOutput::Json { value: json!({"a": 1}) },
-        ],
-        telemetry: telemetry(),
-    });
+    let completed = CodeModeResult::Completed(CompletedResult::new(
+        json!([1]),
+        vec![CodeModeOutput::Text { text: "hi".into() }, CodeModeOutput::Json { value: json!({"a": 1}) }],
+        telemetry(),
+    ));
     assert_eq!(
         completed.to_json(),
         json!({
@@ -122,18 +113,13 @@ fn results_serialize_to_the_spec_shapes() {
             }
         })
     );
-    let waiting = CodeModeResult::Waiting(WaitingResult {
-        run_id: "run_1".into(),
-        reason: WaitReason::PendingTools,
-        pending_tool_calls: vec![PendingToolCall {
-            call_id: "c1".into(),
-            tool_id: "openclaw:core:slow".into(),
-            input: Some(json!({})),
-        }],
-        output: vec![],
-        replay_safe: false,
-        telemetry: telemetry(),
-    });
+    let suspended = WaitingResult::new(
+        "run_1",
+        WaitReason::PendingTools,
+        vec![PendingToolCall::new("c1", "openclaw:core:slow", Some(json!({})))],
+        telemetry(),
+    );
+    let waiting = CodeModeResult::Waiting(suspended.clone());
     let w = waiting.to_json();
     assert_eq!(w["status"], "waiting");
     assert_eq!(w["runId"], "run_1");
@@ -143,12 +129,17 @@ fn results_serialize_to_the_spec_shapes() {
         json!({ "callId": "c1", "toolId": "openclaw:core:slow", "input": {} })
     );
     assert!(w.get("output").is_none() && w.get("replaySafe").is_none());
-    let failed = CodeModeResult::Failed(FailedResult {
-        error: "boom".into(),
-        code: Some(CodeModeErrorCode::OutputLimitExceeded),
-        output: vec![],
-        telemetry: telemetry(),
-    });
+    let w = CodeModeResult::Waiting(
+        suspended.with_output(vec![CodeModeOutput::Text { text: "so far".into() }]).replay_safe(true),
+    )
+    .to_json();
+    assert_eq!((w["output"][0]["text"].clone(), w["replaySafe"].clone()), (json!("so far"), json!(true)));
+    let failed = CodeModeResult::Failed(FailedResult::new(
+        "boom",
+        Some(CodeModeErrorCode::OutputLimitExceeded),
+        vec![],
+        telemetry(),
+    ));
     assert_eq!(failed.to_json()["code"], "output_limit_exceeded");
     // Round trip.
     for r in [completed, waiting, failed] {

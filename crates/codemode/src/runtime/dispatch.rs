@@ -328,10 +328,8 @@ impl CodeMode {
             input,
             restart_safe: run.restart_safe,
         };
-        run.in_flight.insert(
-            vm_id,
-            PendingToolCall { call_id, tool_id: catalog_id.clone(), input: Some(nested.input.clone()) },
-        );
+        run.in_flight
+            .insert(vm_id, PendingToolCall::new(call_id, catalog_id.clone(), Some(nested.input.clone())));
         run.shapes.insert(vm_id, shape.code());
         let this = self.clone();
         let tx = run.tx.clone();
@@ -457,7 +455,7 @@ impl CodeMode {
             McpExtra::Resource { .. } => format!("mcp:{server_name}:resources/read"),
             McpExtra::Prompt { .. } => format!("mcp:{server_name}:prompts/get"),
         };
-        run.in_flight.insert(vm_id, PendingToolCall { call_id, tool_id, input: None });
+        run.in_flight.insert(vm_id, PendingToolCall::new(call_id, tool_id, None));
         let scope = run.scope.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();

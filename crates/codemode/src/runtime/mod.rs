@@ -63,7 +63,7 @@ pub struct CodeMode {
 impl std::fmt::Debug for CodeMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CodeMode")
-            .field("enabled", &self.inner.config.enabled)
+            .field("enabled", &self.inner.config.is_enabled())
             .field("catalog", &self.inner.catalog.len())
             .field("runs", &self.inner.store.len())
             .field("sandbox", &self.inner.sandbox.as_ref().ok())

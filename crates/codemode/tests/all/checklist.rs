@@ -36,7 +36,7 @@ fn object_config_without_enabled_true_keeps_code_mode_disabled() {
         [json!({}), json!({ "timeoutMs": 5000 }), json!({ "enabled": false, "languages": ["javascript"] })]
     {
         let config = CodeModeConfig::from_json(&config).unwrap();
-        assert!(!config.enabled);
+        assert!(!config.is_enabled());
         let f = fixture_with(config, fixture_tools(), NamespaceRegistry::new());
         assert!(!f.cm.model_surface(&RunOptions::default()).is_code_mode());
     }
@@ -486,10 +486,9 @@ async fn expired_aborted_wrong_session_and_unknown_run_ids_fail() {
     // Wrong session / wrong agent run.
     let id = run_id(&f.run("await yield_control(); return 'resumed';").await);
     let other = codemode::RunScope::new("session-2", "turn-1");
-    let r = f.cm.wait(&other, WaitInput { run_id: id.clone() }).await;
+    let r = f.cm.wait(&other, WaitInput::new(id.clone())).await;
     assert_eq!(error(&r), "code mode run belongs to a different session.");
-    let r =
-        f.cm.wait(&codemode::RunScope::new("session-1", "turn-9"), WaitInput { run_id: id.clone() }).await;
+    let r = f.cm.wait(&codemode::RunScope::new("session-1", "turn-9"), WaitInput::new(id.clone())).await;
     assert_eq!(error(&r), "code mode run belongs to a different agent run.");
     assert_eq!(value(&f.wait(&id).await), json!("resumed"), "failed waits leave the run intact");
     // Aborted: cancel a suspended run.

@@ -140,7 +140,7 @@ impl Replica {
     }
 
     pub async fn wait(&self, run_id: &str) -> CodeModeResult {
-        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput { run_id: run_id.to_owned() }).await
+        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput::new(run_id.to_owned())).await
     }
 
     /// Waits until the run is not `waiting` any more (at most `rounds` waits).

@@ -278,7 +278,7 @@ impl Fixture {
     }
 
     pub async fn wait(&self, run_id: &str) -> CodeModeResult {
-        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput { run_id: run_id.to_owned() }).await
+        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput::new(run_id.to_owned())).await
     }
 }
 
