@@ -137,6 +137,7 @@ pub struct Catalog {
 /// Serializes as the entry's own fields (`ToolCatalogEntry`) plus `score` and `match`, so a
 /// `tools.search` result is still a `ToolCatalogEntry[]` with two additive fields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SearchHit<'a> {
     /// The entry.
     #[serde(flatten)]
@@ -316,11 +317,11 @@ impl Catalog {
     pub fn describe(&self, id: &str) -> Result<ToolCatalogEntryWithSchema, CatalogError> {
         let entry = self.guest_entry(id)?;
         let spec = &self.specs[self.by_id[&entry.id]];
-        Ok(ToolCatalogEntryWithSchema {
-            entry: entry.clone(),
-            parameters: spec.parameters.clone(),
-            output_schema: spec.output_schema.clone(),
-        })
+        Ok(ToolCatalogEntryWithSchema::new(
+            entry.clone(),
+            spec.parameters.clone(),
+            spec.output_schema.clone(),
+        ))
     }
 
     /// `tools.search(query, { limit })` with an already-resolved limit: guest-visible entries,
@@ -472,16 +473,10 @@ fn entry_for(spec: &ToolSpec, id: String, options: &CatalogOptions) -> ToolCatal
     } else {
         None
     };
-    ToolCatalogEntry {
-        id,
-        name: spec.name.clone(),
-        label: spec.label.clone(),
-        description: spec.description.clone(),
-        source: spec.source(),
-        source_name: (spec.origin != ToolOrigin::Core).then(|| spec.owner.clone()),
-        input,
-        output,
-    }
+    ToolCatalogEntry::new(id, spec.name.clone(), spec.description.clone(), spec.source(), input)
+        .with_label(spec.label.clone())
+        .with_source_name((spec.origin != ToolOrigin::Core).then(|| spec.owner.clone()))
+        .with_output(output)
 }
 
 /// Top-level property names of an input schema, and their descriptions and enumerated string

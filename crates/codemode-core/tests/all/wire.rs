@@ -275,22 +275,28 @@ fn tool_spec_ids_and_entries() {
         ToolSpec::core("m").catalog_id_in(codemode_core::DEFAULT_HOST_SOURCE),
         ToolSpec::core("m").catalog_id()
     );
-    let entry = ToolCatalogEntry {
-        id: "openclaw:core:message".into(),
-        name: "message".into(),
-        label: None,
-        description: "Send".into(),
-        source: ToolSource::Openclaw,
-        source_name: None,
-        input: "{ to: string }".into(),
-        output: None,
-    };
+    let entry = ToolCatalogEntry::new(
+        "openclaw:core:message",
+        "message",
+        "Send",
+        ToolSource::Openclaw,
+        "{ to: string }",
+    );
     assert_eq!(
         serde_json::to_value(&entry).unwrap(),
         json!({ "id": "openclaw:core:message", "name": "message", "description": "Send", "source": "openclaw", "input": "{ to: string }" })
     );
-    let with_schema =
-        ToolCatalogEntryWithSchema { entry, parameters: json!({"type": "object"}), output_schema: None };
+    let labelled = entry
+        .clone()
+        .with_label(Some("Message".into()))
+        .with_source_name(Some("chat".into()))
+        .with_output(Some("{ ok: boolean }".into()));
+    let v = serde_json::to_value(&labelled).unwrap();
+    assert_eq!(
+        (&v["label"], &v["sourceName"], &v["output"]),
+        (&json!("Message"), &json!("chat"), &json!("{ ok: boolean }"))
+    );
+    let with_schema = ToolCatalogEntryWithSchema::new(entry, json!({"type": "object"}), None);
     let v = serde_json::to_value(&with_schema).unwrap();
     assert_eq!(v["parameters"], json!({"type": "object"}));
     assert_eq!(v["id"], "openclaw:core:message");
@@ -318,4 +324,19 @@ fn host_source_names_are_short_lowercase_and_never_another_source() {
     for bad in ["", "mcp", "client", "Host", "2host", "-x", "ho:st", "ho st", "höst", &"a".repeat(33)] {
         assert!(!valid(bad), "{bad:?}");
     }
+}
+
+#[test]
+fn annotation_setters_serialize_as_mcp_hints() {
+    let a = codemode_core::ToolAnnotations::default()
+        .with_read_only_hint(true)
+        .with_destructive_hint(false)
+        .with_idempotent_hint(true)
+        .with_open_world_hint(false);
+    assert!(a.is_read_only());
+    assert_eq!(
+        serde_json::to_value(a).unwrap(),
+        json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
+    );
+    assert_eq!(serde_json::to_value(codemode_core::ToolAnnotations::default()).unwrap(), json!({}));
 }

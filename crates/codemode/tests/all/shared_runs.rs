@@ -74,7 +74,7 @@ impl ToolHost for Host {
 }
 
 pub fn tools() -> Vec<ToolSpec> {
-    let read_only = ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() };
+    let read_only = ToolAnnotations::default().with_read_only_hint(true);
     vec![
         ToolSpec::core("lookup").description("Look something up").annotations(read_only),
         ToolSpec::core("send").description("Send something"),

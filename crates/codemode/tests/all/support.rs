@@ -128,7 +128,7 @@ impl EventSink for Recorder {
 }
 
 pub fn read_only() -> ToolAnnotations {
-    ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() }
+    ToolAnnotations::default().with_read_only_hint(true)
 }
 
 /// The fixture catalog: core, plugin, MCP and client tools, a direct-only tool and a control tool.
