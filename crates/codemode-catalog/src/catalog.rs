@@ -383,7 +383,7 @@ impl Catalog {
         self.search_hits(query, config.search_limit(requested_limit))
     }
 
-    /// Installed convenience names: `(safe name, id)`, sorted by safe name. See [`crate::names`].
+    /// Installed convenience names: `(safe name, id)`, sorted by safe name. See [`crate::safe_tool_name`].
     pub fn convenience_names(&self) -> &[(String, String)] {
         &self.safe_names
     }
@@ -393,7 +393,7 @@ impl Catalog {
         self.safe_name_by_id.get(id).map(|&i| self.safe_names[i].0.as_str())
     }
 
-    /// The quick index for the `exec` description. See [`crate::quick_index`].
+    /// The quick index for the `exec` description. See [`crate::QuickIndexOptions`].
     pub fn quick_index(&self, options: &QuickIndexOptions) -> String {
         let entries: Vec<(&ToolCatalogEntry, &Value)> = self
             .entries

@@ -96,9 +96,9 @@ pub struct EngineOptions {
 #[derive(Clone, Debug)]
 pub struct RunStoreChoice {
     /// The store.
-    pub store: Arc<dyn codemode::RunStore>,
+    pub store: Arc<dyn codemode::store::RunStore>,
     /// The state key.
-    pub key: codemode::StateKey,
+    pub key: codemode::store::StateKey,
 }
 
 /// Where the `codemode` binary keeps the compiled guest module unless told otherwise:

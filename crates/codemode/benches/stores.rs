@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use codemode::store::{FileRunStore, MemoryRunStore, RunStore, StateKey};
 use codemode::{
-    CodeMode, CodeModeConfig, ExecInput, FileRunStore, MemoryRunStore, NestedCall, RunScope, RunStore,
-    StateKey, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput,
+    CodeMode, CodeModeConfig, ExecInput, NestedCall, RunScope, ToolError, ToolHost, ToolOutcome, ToolSpec,
+    WaitInput,
 };
 
 struct Echo;
@@ -103,7 +104,8 @@ async fn redis_case() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let store = codemode::RedisRunStore::connect(&format!("redis://127.0.0.1:{port}/0")).await.unwrap();
+    let store =
+        codemode::store::RedisRunStore::connect(&format!("redis://127.0.0.1:{port}/0")).await.unwrap();
     report("RedisRunStore (loopback)", &cycles(&runtime(Some(Arc::new(store)))).await);
     let _ = child.kill();
     let _ = child.wait();

@@ -3,8 +3,8 @@
 
 use codemode_catalog::{QUICK_INDEX_MAX_CHARS, QuickIndexOptions, VisibleNamespace};
 use codemode_core::hint::string_literal;
-use codemode_core::wire::{exec_input_schema, wait_input_schema};
 use codemode_core::{ExecInput, Language, NamespaceContext, ToolSpec};
+use codemode_core::{exec_input_schema, wait_input_schema};
 use codemode_mcp::{McpServerSummary, SERVER_TITLE_MAX_CHARS};
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! `tools.codeMode` parsing: shorthand, activation gate, every row of the table at and beyond both
 //! bounds, and each error message.
 
-use codemode_core::config::limits;
+use codemode_core::limits;
 use codemode_core::{CodeModeConfig, Language};
 use serde_json::{Value, json};
 

@@ -1,11 +1,11 @@
 //! Wire shapes: exec/wait input rules, result serialization, schemas.
 
-use codemode_core::wire::{exec_input_schema, wait_input_schema};
 use codemode_core::{
     CodeModeConfig, CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult,
     ExecInput, FailedResult, Language, PendingToolCall, SourceCounts, ToolCatalogEntry,
     ToolCatalogEntryWithSchema, ToolOrigin, ToolSource, ToolSpec, WaitInput, WaitReason, WaitingResult,
 };
+use codemode_core::{exec_input_schema, wait_input_schema};
 use serde_json::{Value, json};
 
 fn exec(value: Value) -> Result<codemode_core::ExecCell, String> {

@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use codemode_bridge::{BootContext, CellValueError, DeliveryExt, OutputRefusal, lock};
 use codemode_core::{
-    CodeModeErrorCode, CodeModeResult, ExecInput, FailedResult, Language, NamespaceContext,
-    NamespaceRegistration, ScopeValue, WaitInput, WaitReason, WaitingResult,
+    CodeModeErrorCode, CodeModeResult, ExecInput, FailedResult, NamespaceContext, NamespaceRegistration,
+    ScopeValue, WaitInput, WaitReason, WaitingResult,
 };
 use codemode_sandbox::{Delivery, Step};
 use serde_json::Value;
 
+use super::CodeMode;
 use super::dispatch::Handled;
 use super::report::{guest_error_message, unavailable, unreachable_flow};
-use super::{CodeMode, TS_TRANSFORMS};
 use crate::abort::AbortSignal;
 use crate::admission::Refusal;
 use crate::host::RunScope;
@@ -82,13 +82,7 @@ impl CodeMode {
         if abort.is_aborted() {
             return self.aborted(None);
         }
-        let language = match cell.language {
-            Language::TypeScript => {
-                TS_TRANSFORMS.fetch_add(1, Ordering::Relaxed);
-                codemode_ts::Language::TypeScript
-            }
-            _ => codemode_ts::Language::JavaScript,
-        };
+        let language = cell.language;
         // Preparation counts against the run's time budget, off the async workers.
         let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms());
         let source =

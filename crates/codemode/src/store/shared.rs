@@ -56,7 +56,7 @@ const MAX_TTL: Duration = Duration::from_secs(86_400);
 const LEASE_CHECK_EVERY: Duration = Duration::from_millis(500);
 
 /// The message of a nested call that was in flight in a process that stopped.
-pub const INTERRUPTED: &str = "the tool call was interrupted: the gateway process running it stopped before it answered, \
+pub(crate) const INTERRUPTED: &str = "the tool call was interrupted: the gateway process running it stopped before it answered, \
                                so it may or may not have taken effect; check before retrying it";
 
 /// A shared store as one runtime uses it.

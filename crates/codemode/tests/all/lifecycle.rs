@@ -127,7 +127,7 @@ async fn at_most_64_runs_are_suspended_at_once_by_every_runtime_together() {
     let admission = Admission::new(AdmissionLimits::default());
     let (a, b) = (sharing(&admission), sharing(&admission));
     let park = "await yield_control(); return 1;";
-    for i in 0..codemode::MAX_SUSPENDED_RUNS {
+    for i in 0..codemode::store::MAX_SUSPENDED_RUNS {
         let cm = if i % 2 == 0 { &a } else { &b };
         run_id(&cm.exec(&scope(), ExecInput::code(park)).await);
     }
