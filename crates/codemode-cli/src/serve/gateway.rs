@@ -9,8 +9,11 @@ use codemode::{AbortSignal, RunScope};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
+// MCP logging is deprecated by SEP-2577, but it is what clients show today (nested-call projection).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
@@ -625,6 +628,7 @@ impl Gateway {
     }
 
     /// `logging/setLevel` from client `client`.
+    #[allow(deprecated)] // SEP-2577: see the import.
     pub(super) fn client_set_level(
         &self,
         client: &str,
@@ -820,6 +824,7 @@ fn gateway_instructions(server_list: &str) -> String {
 }
 
 impl ServerHandler for Gateway {
+    #[allow(deprecated)] // `enable_logging`, SEP-2577: see the import.
     fn get_info(&self) -> ServerConfig {
         let instructions = if self.inner.config.code_mode.is_enabled() {
             gateway_instructions(&self.engine().code_mode().mcp_server_list())
@@ -839,6 +844,7 @@ impl ServerHandler for Gateway {
         .with_instructions(instructions)
     }
 
+    #[allow(deprecated)] // SEP-2577: see the import.
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
