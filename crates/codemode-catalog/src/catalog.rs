@@ -313,6 +313,18 @@ impl Catalog {
         }
     }
 
+    /// The spec of the guest-visible entry with this id, in one lookup: what `tools.call` and
+    /// `tools.callValue` run. Errors as [`Catalog::guest_entry`].
+    pub fn guest_spec(&self, id: &str) -> Result<&ToolSpec, CatalogError> {
+        match self.by_id.get(id) {
+            Some(&i) if self.entries[i].source == ToolSource::Mcp => {
+                Err(CatalogError::McpTool { id: shorten(id) })
+            }
+            Some(&i) => Ok(&self.specs[i]),
+            None => Err(CatalogError::UnknownTool { id: shorten(id), suggestions: self.closest_ids(id, 3) }),
+        }
+    }
+
     /// `tools.describe(id)`: the guest-visible entry with its full schemas.
     pub fn describe(&self, id: &str) -> Result<ToolCatalogEntryWithSchema, CatalogError> {
         let entry = self.guest_entry(id)?;
