@@ -326,7 +326,7 @@ impl CodeMode {
             mcp_servers: servers.as_deref(),
             namespaces: &namespaces,
         };
-        let input_schema = exec_input_schema(&inner.config.languages());
+        let input_schema = exec_input_schema(inner.config.languages());
         let mut definition = ToolDefinition {
             name: EXEC_TOOL.into(),
             description: exec_description("", &parts),
