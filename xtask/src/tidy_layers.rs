@@ -37,6 +37,8 @@ struct Manifest {
     name: String,
     deps: Vec<String>,
     text: String,
+    /// The member's directory (set by [`manifests`]).
+    dir: PathBuf,
 }
 
 fn manifests() -> Vec<Manifest> {
@@ -49,7 +51,12 @@ fn manifests() -> Vec<Manifest> {
         .collect();
     dirs.push(root.join("bindings/python"));
     dirs.sort();
-    dirs.iter().map(|dir| parse(&std::fs::read_to_string(dir.join("Cargo.toml")).unwrap())).collect()
+    dirs.into_iter()
+        .map(|dir| Manifest {
+            dir: dir.clone(),
+            ..parse(&std::fs::read_to_string(dir.join("Cargo.toml")).unwrap())
+        })
+        .collect()
 }
 
 /// A line-based reading of a manifest: enough for the flat `name.workspace = true` /
@@ -75,7 +82,7 @@ fn parse(text: &str) -> Manifest {
             deps.push(key);
         }
     }
-    Manifest { name, deps, text: text.to_owned() }
+    Manifest { name, deps, text: text.to_owned(), dir: PathBuf::new() }
 }
 
 #[test]
@@ -167,6 +174,63 @@ fn every_unsafe_block_says_why_it_is_sound() {
     }
     assert!(blocks > 10, "the scan found the unsafe blocks ({blocks})");
     assert!(offenders.is_empty(), "unsafe without a `// SAFETY:` comment:\n{}", offenders.join("\n"));
+}
+
+/// A glob re-export of another crate (`pub use codemode_core::*;`) gives every item of that crate
+/// a second public path here, and grows this crate's API whenever that one grows: each crate
+/// re-exports what it means to, by name (ARCHITECTURE.md, the API Boundary notes).
+#[test]
+fn no_crate_glob_re_exports_another_crate() {
+    let mut problems = Vec::new();
+    let mut scanned = 0;
+    for m in manifests() {
+        let externs: Vec<String> = m.deps.iter().map(|d| d.replace('-', "_")).collect();
+        let mut files = Vec::new();
+        rust_files(&m.dir.join("src"), &mut files);
+        for file in &files {
+            scanned += 1;
+            let text = std::fs::read_to_string(file).unwrap();
+            for (line, path) in glob_re_exports(&text, &externs) {
+                problems.push(format!(
+                    "{}:{line}: pub use {path}::*",
+                    file.strip_prefix(project_root()).unwrap_or(file).display()
+                ));
+            }
+        }
+    }
+    assert!(scanned > 50, "the walk found the sources ({scanned})");
+    assert!(
+        problems.is_empty(),
+        "glob re-exports of another crate (list the items instead):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The `pub use <extern crate>...::*` lines of `text` (1-based line, path), for the crates `externs`
+/// (or any `::`-rooted path).
+fn glob_re_exports(text: &str, externs: &[String]) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default().trim();
+        let Some(rest) = code.strip_prefix("pub use ") else { continue };
+        let Some(path) = rest.trim_end_matches(';').trim().strip_suffix("::*") else { continue };
+        let path = path.trim_start_matches("::");
+        let first = path.split("::").next().unwrap_or_default();
+        if rest.starts_with("::") || externs.iter().any(|e| e == first) {
+            found.push((i + 1, path.to_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_glob_re_export_check_finds_one() {
+    let externs = vec!["codemode_core".to_owned(), "serde".to_owned()];
+    let text = "pub use codemode_core::*;\npub use config::*;\n// pub use serde::*;\npub use ::serde::de::*;\npub use codemode_core::{A, B};\n";
+    assert_eq!(
+        glob_re_exports(text, &externs),
+        [(1, "codemode_core".to_owned()), (4, "serde::de".to_owned())]
+    );
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

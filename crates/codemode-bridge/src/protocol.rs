@@ -89,7 +89,7 @@ pub enum HostRequest {
         /// Namespace id (not its global name).
         namespace: String,
         /// Path of the callable inside the scope, segments joined by
-        /// [`codemode_core::namespace::PATH_SEPARATOR`].
+        /// [`codemode_core::PATH_SEPARATOR`].
         path: String,
         /// The guest's arguments (missing ones are `null`).
         args: Vec<Value>,

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use codemode_core::guest::{RESERVED_GLOBALS, is_private};
 use codemode_core::ident;
-use codemode_core::namespace::{NamespaceRegistration, PATH_SEPARATOR, ScopeValue, ToolMarker};
+use codemode_core::{NamespaceRegistration, PATH_SEPARATOR, ScopeValue, ToolMarker};
 use serde_json::{Value, json};
 
 use crate::error::BridgeError;

@@ -137,6 +137,7 @@ pub struct Catalog {
 /// Serializes as the entry's own fields (`ToolCatalogEntry`) plus `score` and `match`, so a
 /// `tools.search` result is still a `ToolCatalogEntry[]` with two additive fields.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SearchHit<'a> {
     /// The entry.
     #[serde(flatten)]
@@ -312,15 +313,27 @@ impl Catalog {
         }
     }
 
+    /// The spec of the guest-visible entry with this id, in one lookup: what `tools.call` and
+    /// `tools.callValue` run. Errors as [`Catalog::guest_entry`].
+    pub fn guest_spec(&self, id: &str) -> Result<&ToolSpec, CatalogError> {
+        match self.by_id.get(id) {
+            Some(&i) if self.entries[i].source == ToolSource::Mcp => {
+                Err(CatalogError::McpTool { id: shorten(id) })
+            }
+            Some(&i) => Ok(&self.specs[i]),
+            None => Err(CatalogError::UnknownTool { id: shorten(id), suggestions: self.closest_ids(id, 3) }),
+        }
+    }
+
     /// `tools.describe(id)`: the guest-visible entry with its full schemas.
     pub fn describe(&self, id: &str) -> Result<ToolCatalogEntryWithSchema, CatalogError> {
         let entry = self.guest_entry(id)?;
         let spec = &self.specs[self.by_id[&entry.id]];
-        Ok(ToolCatalogEntryWithSchema {
-            entry: entry.clone(),
-            parameters: spec.parameters.clone(),
-            output_schema: spec.output_schema.clone(),
-        })
+        Ok(ToolCatalogEntryWithSchema::new(
+            entry.clone(),
+            spec.parameters.clone(),
+            spec.output_schema.clone(),
+        ))
     }
 
     /// `tools.search(query, { limit })` with an already-resolved limit: guest-visible entries,
@@ -382,7 +395,7 @@ impl Catalog {
         self.search_hits(query, config.search_limit(requested_limit))
     }
 
-    /// Installed convenience names: `(safe name, id)`, sorted by safe name. See [`crate::names`].
+    /// Installed convenience names: `(safe name, id)`, sorted by safe name. See [`crate::safe_tool_name`].
     pub fn convenience_names(&self) -> &[(String, String)] {
         &self.safe_names
     }
@@ -392,7 +405,7 @@ impl Catalog {
         self.safe_name_by_id.get(id).map(|&i| self.safe_names[i].0.as_str())
     }
 
-    /// The quick index for the `exec` description. See [`crate::quick_index`].
+    /// The quick index for the `exec` description. See [`crate::QuickIndexOptions`].
     pub fn quick_index(&self, options: &QuickIndexOptions) -> String {
         let entries: Vec<(&ToolCatalogEntry, &Value)> = self
             .entries
@@ -472,16 +485,10 @@ fn entry_for(spec: &ToolSpec, id: String, options: &CatalogOptions) -> ToolCatal
     } else {
         None
     };
-    ToolCatalogEntry {
-        id,
-        name: spec.name.clone(),
-        label: spec.label.clone(),
-        description: spec.description.clone(),
-        source: spec.source(),
-        source_name: (spec.origin != ToolOrigin::Core).then(|| spec.owner.clone()),
-        input,
-        output,
-    }
+    ToolCatalogEntry::new(id, spec.name.clone(), spec.description.clone(), spec.source(), input)
+        .with_label(spec.label.clone())
+        .with_source_name((spec.origin != ToolOrigin::Core).then(|| spec.owner.clone()))
+        .with_output(output)
 }
 
 /// Top-level property names of an input schema, and their descriptions and enumerated string

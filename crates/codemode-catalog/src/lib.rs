@@ -11,12 +11,12 @@
 //! - Guest views ([`Catalog::guest_entries`] = `ALL_TOOLS`, [`Catalog::search`],
 //!   [`Catalog::describe`], [`Catalog::guest_entry`] for calls) omit MCP entries; those stay in the
 //!   catalog for exact-id dispatch from the `MCP` namespace ([`Catalog::by_mcp`], [`Catalog::get`]).
-//! - [`names`]: safe convenience names (`tools.web_search(...)`), only when unambiguous.
+//! - [`safe_tool_name`]: safe convenience names (`tools.web_search(...)`), only when unambiguous.
 //! - [`search`]: a BM25F ranker with stemming, a synonym / verb-class vocabulary kept as data, typo
 //!   tolerance and an action-verb prior; deterministic, never empty. [`Catalog::search_mcp`] runs it
 //!   over the MCP entries for the gateway's `API.search`.
-//! - [`quick_index`]: the bounded (8,000 characters) id + hint list for the `exec` description.
-//! - [`namespace`]: the internal namespace registry and per-run visibility.
+//! - [`QuickIndexOptions`]: the bounded (8,000 characters) id + hint list for the `exec` description.
+//! - [`NamespaceRegistry`]: the internal namespace registry and per-run visibility.
 //!
 //! Building never fails: everything the build decided is in [`Catalog::diagnostics`].
 //!
@@ -60,15 +60,21 @@ mod catalog;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
-pub mod names;
-pub mod namespace;
-pub mod quick_index;
+mod names;
+mod namespace;
+mod quick_index;
 pub mod search;
+
+// One public path per item: the private modules' surface is re-exported here.
 
 pub use catalog::{
     CONTROL_TOOL_NAMES, Catalog, CatalogDiagnostic, CatalogOptions, SearchHit, UNKNOWN_INPUT, is_control_tool,
 };
 pub use error::{CatalogError, NamespaceError};
-pub use names::{RefusedName, safe_tool_name};
-pub use namespace::{NamespaceRegistry, NamespaceResolution, ResolvedNamespaceCall, VisibleNamespace};
-pub use quick_index::{QUICK_INDEX_MAX_CHARS, QuickIndexOptions};
+pub use names::{RefusedName, normalize_tool_name, safe_tool_name};
+pub use namespace::{
+    MAX_SCOPE_DEPTH, NamespaceRegistry, NamespaceResolution, ResolvedNamespaceCall, VisibleNamespace,
+};
+pub use quick_index::{
+    INPUT_HINT_STEPS, QUICK_INDEX_MAX_CHARS, QuickIndexOptions, omitted_footer, quick_index_line,
+};

@@ -1,26 +1,4 @@
 //! Safe convenience names: `tools.<safe name>(input)` for guest-visible entries.
-//!
-//! # Normalization
-//!
-//! A tool's safe name is derived from its **name** (not its id) by these rules, in order:
-//!
-//! 1. every maximal run of characters other than ASCII letters, ASCII digits, `_` and `$` becomes
-//!    one `_` (`get-feature-flag` -> `get_feature_flag`, `get.thing` -> `get_thing`,
-//!    `café` -> `caf_`); case is kept (`createIssue` stays `createIssue`);
-//! 2. a name with no ASCII letter or digit left gets no safe name;
-//! 3. a name starting with an ASCII digit is prefixed with `t_` (`2fa` -> `t_2fa`);
-//! 4. the result is refused (no safe name) when it is one of the helper names `search`,
-//!    `describe`, `call`, `callValue` ([`TOOLS_HELPERS`]); a JavaScript reserved word (per
-//!    [`codemode_core::ident::RESERVED_WORDS`], which includes `__proto__`, `constructor` and
-//!    `prototype`); an `Object.prototype` member (`toString`, `valueOf`, `hasOwnProperty`, ...) or
-//!    `then` ([`OBJECT_MEMBER_NAMES`]) (installing it would make `tools` a thenable); a Code Mode global
-//!    ([`RESERVED_GLOBALS`]); or when it starts with a private prefix
-//!    ([`PRIVATE_PREFIXES`](codemode_core::guest::PRIVATE_PREFIXES));
-//! 5. when two or more guest-visible entries map to the same safe name, none of them gets it (the
-//!    guest calls them with `tools.call(id, input)`).
-//!
-//! Only guest-visible entries (core, plugin and client tools; never MCP) take part, so an MCP tool
-//! can neither get a convenience name nor make a core tool's name ambiguous.
 
 use std::collections::BTreeMap;
 
@@ -80,6 +58,28 @@ pub fn normalize_tool_name(name: &str) -> String {
 
 /// Rules 1-4: the safe name of one tool name, or why it has none. Ambiguity (rule 5) is decided
 /// over a whole catalog by [`Catalog::build`](crate::Catalog::build).
+///
+/// # Normalization
+///
+/// A tool's safe name is derived from its **name** (not its id) by these rules, in order:
+///
+/// 1. every maximal run of characters other than ASCII letters, ASCII digits, `_` and `$` becomes
+///    one `_` (`get-feature-flag` -> `get_feature_flag`, `get.thing` -> `get_thing`,
+///    `café` -> `caf_`); case is kept (`createIssue` stays `createIssue`);
+/// 2. a name with no ASCII letter or digit left gets no safe name;
+/// 3. a name starting with an ASCII digit is prefixed with `t_` (`2fa` -> `t_2fa`);
+/// 4. the result is refused (no safe name) when it is one of the helper names `search`,
+///    `describe`, `call`, `callValue` ([`TOOLS_HELPERS`]); a JavaScript reserved word (per
+///    [`codemode_core::ident::RESERVED_WORDS`], which includes `__proto__`, `constructor` and
+///    `prototype`); an `Object.prototype` member (`toString`, `valueOf`, `hasOwnProperty`, ...) or
+///    `then` ([`OBJECT_MEMBER_NAMES`]) (installing it would make `tools` a thenable); a Code Mode global
+///    ([`RESERVED_GLOBALS`]); or when it starts with a private prefix
+///    ([`PRIVATE_PREFIXES`](codemode_core::guest::PRIVATE_PREFIXES));
+/// 5. when two or more guest-visible entries map to the same safe name, none of them gets it (the
+///    guest calls them with `tools.call(id, input)`).
+///
+/// Only guest-visible entries (core, plugin and client tools; never MCP) take part, so an MCP tool
+/// can neither get a convenience name nor make a core tool's name ambiguous.
 pub fn safe_tool_name(name: &str) -> Result<String, RefusedName> {
     let normalized = normalize_tool_name(name);
     if !normalized.chars().any(|c| c.is_ascii_alphanumeric()) {

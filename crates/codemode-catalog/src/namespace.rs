@@ -1,42 +1,12 @@
 //! The internal namespace registry and per-run visibility.
-//!
-//! A trusted loader registers a [`NamespaceRegistration`] for its plugin
-//! ([`NamespaceRegistry::register_for_plugin`]); registrations are checked at once (id, global name,
-//! required tools, duplicates). For each run, [`NamespaceRegistry::resolve_for`] decides which
-//! namespaces the run sees:
-//!
-//! - every `required_tool_names` entry must be in the run's catalog **as a plugin tool owned by the
-//!   registering plugin** (`openclaw:<plugin_id>:<name>`, i.e. `sourceName == plugin_id`); a
-//!   same-named core, MCP, client or other-plugin tool does not count. Otherwise the namespace is
-//!   hidden, and with it its description and prompt.
-//! - the scope factory then runs with the run's [`NamespaceContext`]; a panic hides the namespace;
-//! - the scope is validated: its root must be an object; every object key along the way (the path
-//!   segments) must be non-empty, not `__proto__` / `constructor` / `prototype`, without
-//!   [`PATH_SEPARATOR`], and unique within its object; every [`ToolMarker`] must target a tool in
-//!   `required_tool_names`; no value sits more than [`MAX_SCOPE_DEPTH`] keys or indices below the
-//!   root. A scope that fails hides that
-//!   namespace for the run (with a [`NamespaceError`] in [`NamespaceResolution::hidden`]) instead
-//!   of failing the run. [`ScopeValue::Data`] values are opaque JSON: their keys are not paths.
-//!
-//! Raw host functions cannot be expressed: [`ScopeValue`] has no variant for them, and
-//! [`ScopeValue::Shared`] subtrees are immutable `Arc`s, so a scope is a DAG, never a cycle (shared
-//! subtrees are validated once each). This does not compile:
-//!
-//! ```compile_fail
-//! use codemode_core::ScopeValue;
-//! // Wrong: a raw host function bypasses the catalog tool lifecycle; there is no way to express it.
-//! let scope = ScopeValue::object([("list", || 42)]);
-//! ```
-//!
-//! Visible namespaces are ordered by namespace id.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use codemode_core::PATH_SEPARATOR;
 use codemode_core::guest::{RESERVED_GLOBALS, is_private};
 use codemode_core::ident::is_identifier;
-use codemode_core::namespace::PATH_SEPARATOR;
 use codemode_core::{NamespaceContext, NamespaceRegistration, ScopeValue, ToolMarker, ToolOrigin};
 
 use crate::catalog::{Catalog, shorten};
@@ -46,10 +16,10 @@ use crate::error::NamespaceError;
 pub const MAX_SCOPE_DEPTH: usize = 32;
 
 /// Scope keys that are never allowed as path segments.
-pub const UNSAFE_KEYS: &[&str] = &["__proto__", "constructor", "prototype"];
+pub(crate) const UNSAFE_KEYS: &[&str] = &["__proto__", "constructor", "prototype"];
 
 /// JavaScript standard globals a namespace may not replace.
-pub const JS_BUILTIN_GLOBALS: &[&str] = &[
+pub(crate) const JS_BUILTIN_GLOBALS: &[&str] = &[
     "AggregateError",
     "Array",
     "ArrayBuffer",
@@ -126,6 +96,36 @@ struct Registered {
 ///
 /// Use [`NamespaceRegistry::global`] for the process-wide registry the spec describes, or
 /// [`NamespaceRegistry::new`] for an isolated one (tests, several hosts in one process).
+///
+/// A trusted loader registers a [`NamespaceRegistration`] for its plugin
+/// ([`NamespaceRegistry::register_for_plugin`]); registrations are checked at once (id, global name,
+/// required tools, duplicates). For each run, [`NamespaceRegistry::resolve_for`] decides which
+/// namespaces the run sees:
+///
+/// - every `required_tool_names` entry must be in the run's catalog **as a plugin tool owned by the
+///   registering plugin** (`openclaw:<plugin_id>:<name>`, i.e. `sourceName == plugin_id`); a
+///   same-named core, MCP, client or other-plugin tool does not count. Otherwise the namespace is
+///   hidden, and with it its description and prompt.
+/// - the scope factory then runs with the run's [`NamespaceContext`]; a panic hides the namespace;
+/// - the scope is validated: its root must be an object; every object key along the way (the path
+///   segments) must be non-empty, not `__proto__` / `constructor` / `prototype`, without
+///   [`PATH_SEPARATOR`], and unique within its object; every [`ToolMarker`] must target a tool in
+///   `required_tool_names`; no value sits more than [`MAX_SCOPE_DEPTH`] keys or indices below the
+///   root. A scope that fails hides that
+///   namespace for the run (with a [`NamespaceError`] in [`NamespaceResolution::hidden`]) instead
+///   of failing the run. [`ScopeValue::Data`] values are opaque JSON: their keys are not paths.
+///
+/// Raw host functions cannot be expressed: [`ScopeValue`] has no variant for them, and
+/// [`ScopeValue::Shared`] subtrees are immutable `Arc`s, so a scope is a DAG, never a cycle (shared
+/// subtrees are validated once each). This does not compile:
+///
+/// ```compile_fail
+/// use codemode_core::ScopeValue;
+/// // Wrong: a raw host function bypasses the catalog tool lifecycle; there is no way to express it.
+/// let scope = ScopeValue::object([("list", || 42)]);
+/// ```
+///
+/// Visible namespaces are ordered by namespace id.
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceRegistry {
     inner: Arc<Mutex<Vec<Registered>>>,
@@ -415,7 +415,11 @@ fn visible_namespace(
 }
 
 /// Checks a scope against the rules in the [module docs](self).
-pub fn validate_scope(id: &str, scope: &ScopeValue, required: &[String]) -> Result<(), NamespaceError> {
+pub(crate) fn validate_scope(
+    id: &str,
+    scope: &ScopeValue,
+    required: &[String],
+) -> Result<(), NamespaceError> {
     let root_is_object = match deref_shared(scope) {
         ScopeValue::Object(_) => true,
         ScopeValue::Data(value) => value.is_object(),

@@ -1,23 +1,4 @@
 //! The quick index: a bounded, deterministic list of exact ids and hints for the `exec` description.
-//!
-//! One line per core or plugin entry (`source: "openclaw"`; never MCP or client entries, never a
-//! description), in catalog order:
-//!
-//! ```text
-//! "openclaw:core:message" { to: string; text: string } -> { id: string }
-//! "openclaw:browser:browser_request" { url: string } -> ?
-//! ```
-//!
-//! The id is written as a JSON string; `-> ?` means the output is unknown. Input hints are first
-//! shown as in the catalog; when the lines do not all fit in [`QuickIndexOptions::max_chars`] (lines
-//! joined with `\n`), the input hints are re-rendered with smaller budgets, one step of
-//! [`INPUT_HINT_STEPS`] after the other (output hints are never shortened: they are either complete
-//! or `?`), and the first step at which every line fits is the index. When even the smallest step
-//! does not fit, lines (with the smallest input hints) are chosen greedily — entries with a declared output hint first, then the rest, each group
-//! in catalog order; a line that does not fit in what is left is skipped, never ending the selection —
-//! printed in catalog order, and followed by the footer
-//! `(N more tools not listed here; find them with tools.search(query) or ALL_TOOLS)`. The whole
-//! text, footer included, never exceeds `max_chars` characters.
 
 use codemode_core::ToolCatalogEntry;
 use codemode_core::hint::{HintOptions, MIN_HINT_CHARS, input_hint};
@@ -30,6 +11,25 @@ pub const INPUT_HINT_STEPS: &[usize] = &[160, 120, 96, 72, 48];
 pub const QUICK_INDEX_MAX_CHARS: usize = 8_000;
 
 /// Options of [`Catalog::quick_index`](crate::Catalog::quick_index).
+///
+/// One line per core or plugin entry (`source: "openclaw"`; never MCP or client entries, never a
+/// description), in catalog order:
+///
+/// ```text
+/// "openclaw:core:message" { to: string; text: string } -> { id: string }
+/// "openclaw:browser:browser_request" { url: string } -> ?
+/// ```
+///
+/// The id is written as a JSON string; `-> ?` means the output is unknown. Input hints are first
+/// shown as in the catalog; when the lines do not all fit in [`QuickIndexOptions::max_chars`] (lines
+/// joined with `\n`), the input hints are re-rendered with smaller budgets, one step of
+/// [`INPUT_HINT_STEPS`] after the other (output hints are never shortened: they are either complete
+/// or `?`), and the first step at which every line fits is the index. When even the smallest step
+/// does not fit, lines (with the smallest input hints) are chosen greedily — entries with a declared output hint first, then the rest, each group
+/// in catalog order; a line that does not fit in what is left is skipped, never ending the selection —
+/// printed in catalog order, and followed by the footer
+/// `(N more tools not listed here; find them with tools.search(query) or ALL_TOOLS)`. The whole
+/// text, footer included, never exceeds `max_chars` characters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct QuickIndexOptions {

@@ -96,9 +96,9 @@ pub struct EngineOptions {
 #[derive(Clone, Debug)]
 pub struct RunStoreChoice {
     /// The store.
-    pub store: Arc<dyn codemode::RunStore>,
+    pub store: Arc<dyn codemode::store::RunStore>,
     /// The state key.
-    pub key: codemode::StateKey,
+    pub key: codemode::store::StateKey,
 }
 
 /// Where the `codemode` binary keeps the compiled guest module unless told otherwise:
@@ -154,6 +154,9 @@ pub struct Engine {
     next_token: Arc<std::sync::atomic::AtomicU64>,
     tools: Vec<ToolSpec>,
     host_source: String,
+    /// The catalog generation this engine is (`codemode serve` numbers its rebuilds from 1; 0
+    /// elsewhere).
+    generation: u64,
 }
 
 impl std::fmt::Debug for Engine {
@@ -202,7 +205,20 @@ impl Engine {
             next_token: Arc::default(),
             tools,
             host_source,
+            generation: 0,
         })
+    }
+
+    /// The same engine as catalog generation `generation` (see [`Engine::generation`]).
+    pub fn with_generation(mut self, generation: u64) -> Engine {
+        self.generation = generation;
+        self
+    }
+
+    /// The catalog generation this engine is: `codemode serve` numbers its catalog builds from 1
+    /// and keys its suspended runs by it; 0 for an engine built outside the gateway.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The catalog id Code Mode gives `spec` (with the catalog's host source).

@@ -27,9 +27,6 @@ pub mod fixture;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod host;
-// MCP logging (`notifications/message`) is deprecated by SEP-2577, but it is what clients show today;
-// the gateway uses it for the nested-call projection.
-#[allow(deprecated)]
 pub mod serve;
 pub mod session;
 

@@ -173,9 +173,10 @@ async fn open_store(address: &str, var: &str) -> Result<codemode_cli::engine::Ru
     let key = std::env::var_os(var).filter(|v| !v.is_empty()).with_context(|| {
         format!("--state-key-env {var}: the environment variable {var} is not set (or empty)")
     })?;
-    let key = codemode::StateKey::new(key.into_encoded_bytes())
+    let key = codemode::store::StateKey::new(key.into_encoded_bytes())
         .map_err(|e| anyhow::anyhow!("--state-key-env {var}: {e}"))?;
-    let store = codemode::open_run_store(address).await.map_err(|e| anyhow::anyhow!("--run-store: {e}"))?;
+    let store =
+        codemode::store::open_run_store(address).await.map_err(|e| anyhow::anyhow!("--run-store: {e}"))?;
     Ok(codemode_cli::engine::RunStoreChoice { store, key })
 }
 

@@ -96,31 +96,36 @@ pub mod limits {
 }
 
 /// The parsed, clamped `tools.codeMode` configuration.
+///
+/// The fields are private: a value comes from [`CodeModeConfig::from_json`] (the spec's JSON shape),
+/// [`Default`] / [`CodeModeConfig::enabled`], and the `with_*` setters, each of which clamps to the
+/// spec's range exactly as the parser does (the parser is built on them), so no configuration
+/// outside the table's ranges can exist.
+///
+/// ```
+/// use codemode_core::CodeModeConfig;
+///
+/// let config = CodeModeConfig::enabled().with_timeout_ms(5).with_max_search_limit(10);
+/// assert_eq!(config.timeout_ms(), 100); // clamped to the table's lower bound
+/// assert_eq!(config.search_default_limit(), 8);
+/// assert_eq!(config.with_max_search_limit(3).search_default_limit(), 3);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodeModeConfig {
-    /// The activation gate. Default `false`; only `enabled: true` (or the `true` shorthand) enables.
-    pub enabled: bool,
-    /// Languages `exec` accepts, deduplicated, in spec order. Default: both.
-    pub languages: Vec<Language>,
-    /// Wall-clock budget of one `exec`/`wait` call. Default 10,000 ms.
-    pub timeout_ms: u64,
-    /// Guest linear-memory cap. Default 64 MiB.
-    pub memory_limit_bytes: u64,
-    /// Output budget of a run, cumulative across waits. Default 64 KiB.
-    pub max_output_bytes: u64,
-    /// Stored-snapshot budget per suspended run. Default 10 MiB.
-    pub max_snapshot_bytes: u64,
-    /// Nested calls in flight per run. Default 16.
-    pub max_pending_tool_calls: u32,
-    /// How long a suspended run may wait for `wait`. Default 900 s.
-    pub snapshot_ttl_seconds: u64,
-    /// `tools.search` limit when the guest gives none. Default 8, never above `max_search_limit`.
-    pub search_default_limit: u32,
-    /// Largest `tools.search` limit. Default 50.
-    pub max_search_limit: u32,
+    enabled: bool,
+    languages: Vec<Language>,
+    timeout_ms: u64,
+    memory_limit_bytes: u64,
+    max_output_bytes: u64,
+    max_snapshot_bytes: u64,
+    max_pending_tool_calls: u32,
+    snapshot_ttl_seconds: u64,
+    search_default_limit: u32,
+    max_search_limit: u32,
 }
 
 impl Default for CodeModeConfig {
+    /// Disabled, every other field at the table's default.
     fn default() -> Self {
         CodeModeConfig {
             enabled: false,
@@ -134,6 +139,141 @@ impl Default for CodeModeConfig {
             search_default_limit: limits::SEARCH_DEFAULT_LIMIT as u32,
             max_search_limit: limits::MAX_SEARCH_LIMIT.0 as u32,
         }
+    }
+}
+
+/// `value` clamped into `bounds` (the one clamp every numeric field goes through).
+fn clamp(value: u64, (_, bounds): (u64, Bounds)) -> u64 {
+    value.clamp(bounds.min, bounds.max)
+}
+
+/// `value` clamped into `bounds`, as a `u32` (every `u32` field's bounds fit in one).
+fn clamp_u32(value: u32, limit: (u64, Bounds)) -> u32 {
+    clamp(u64::from(value), limit) as u32
+}
+
+impl CodeModeConfig {
+    /// The activation gate. Default `false`; only `enabled: true` (or the `true` shorthand) enables.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Languages `exec` accepts, deduplicated, in spec order. Default: both.
+    pub fn languages(&self) -> &[Language] {
+        &self.languages
+    }
+
+    /// Wall-clock budget of one `exec`/`wait` call, in milliseconds. Default 10,000; 100-60,000.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms
+    }
+
+    /// Guest linear-memory cap. Default 64 MiB; 1 MiB-1 GiB.
+    pub fn memory_limit_bytes(&self) -> u64 {
+        self.memory_limit_bytes
+    }
+
+    /// Output budget of a run, cumulative across waits. Default 64 KiB; 1 KiB-10 MiB.
+    pub fn max_output_bytes(&self) -> u64 {
+        self.max_output_bytes
+    }
+
+    /// Stored-snapshot budget per suspended run. Default 10 MiB; 1 KiB-256 MiB.
+    pub fn max_snapshot_bytes(&self) -> u64 {
+        self.max_snapshot_bytes
+    }
+
+    /// Nested calls in flight per run. Default 16; 1-128.
+    pub fn max_pending_tool_calls(&self) -> u32 {
+        self.max_pending_tool_calls
+    }
+
+    /// How long a suspended run may wait for `wait`, in seconds. Default 900; 1-86,400.
+    pub fn snapshot_ttl_seconds(&self) -> u64 {
+        self.snapshot_ttl_seconds
+    }
+
+    /// `tools.search` limit when the guest gives none. Default 8, never above
+    /// [`max_search_limit`](CodeModeConfig::max_search_limit).
+    pub fn search_default_limit(&self) -> u32 {
+        self.search_default_limit
+    }
+
+    /// Largest `tools.search` limit. Default 50; 1-50.
+    pub fn max_search_limit(&self) -> u32 {
+        self.max_search_limit
+    }
+
+    /// Sets the activation gate.
+    pub fn with_enabled(mut self, enabled: bool) -> CodeModeConfig {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets the accepted languages (deduplicated, in spec order). An empty list is refused, as
+    /// the parser refuses `languages: []`.
+    pub fn with_languages(
+        mut self,
+        languages: impl IntoIterator<Item = Language>,
+    ) -> Result<CodeModeConfig, ConfigError> {
+        let mut list: Vec<Language> = languages.into_iter().collect();
+        list.sort();
+        list.dedup();
+        if list.is_empty() {
+            return Err(ConfigError::new(format!("{ROOT}.languages"), NO_LANGUAGE));
+        }
+        self.languages = list;
+        Ok(self)
+    }
+
+    /// Sets `timeoutMs`, clamped to 100-60,000.
+    pub fn with_timeout_ms(mut self, ms: u64) -> CodeModeConfig {
+        self.timeout_ms = clamp(ms, limits::TIMEOUT_MS);
+        self
+    }
+
+    /// Sets `memoryLimitBytes`, clamped to 1 MiB-1 GiB.
+    pub fn with_memory_limit_bytes(mut self, bytes: u64) -> CodeModeConfig {
+        self.memory_limit_bytes = clamp(bytes, limits::MEMORY_LIMIT_BYTES);
+        self
+    }
+
+    /// Sets `maxOutputBytes`, clamped to 1 KiB-10 MiB.
+    pub fn with_max_output_bytes(mut self, bytes: u64) -> CodeModeConfig {
+        self.max_output_bytes = clamp(bytes, limits::MAX_OUTPUT_BYTES);
+        self
+    }
+
+    /// Sets `maxSnapshotBytes`, clamped to 1 KiB-256 MiB.
+    pub fn with_max_snapshot_bytes(mut self, bytes: u64) -> CodeModeConfig {
+        self.max_snapshot_bytes = clamp(bytes, limits::MAX_SNAPSHOT_BYTES);
+        self
+    }
+
+    /// Sets `maxPendingToolCalls`, clamped to 1-128.
+    pub fn with_max_pending_tool_calls(mut self, calls: u32) -> CodeModeConfig {
+        self.max_pending_tool_calls = clamp_u32(calls, limits::MAX_PENDING_TOOL_CALLS);
+        self
+    }
+
+    /// Sets `snapshotTtlSeconds`, clamped to 1-86,400.
+    pub fn with_snapshot_ttl_seconds(mut self, seconds: u64) -> CodeModeConfig {
+        self.snapshot_ttl_seconds = clamp(seconds, limits::SNAPSHOT_TTL_SECONDS);
+        self
+    }
+
+    /// Sets `maxSearchLimit`, clamped to 1-50; the search default is lowered to it if it was
+    /// above (set this before [`with_search_default_limit`](CodeModeConfig::with_search_default_limit)).
+    pub fn with_max_search_limit(mut self, limit: u32) -> CodeModeConfig {
+        self.max_search_limit = clamp_u32(limit, limits::MAX_SEARCH_LIMIT);
+        self.search_default_limit = self.search_default_limit.clamp(1, self.max_search_limit);
+        self
+    }
+
+    /// Sets `searchDefaultLimit`, clamped to `[1, maxSearchLimit]`.
+    pub fn with_search_default_limit(mut self, limit: u32) -> CodeModeConfig {
+        self.search_default_limit = limit.clamp(1, self.max_search_limit);
+        self
     }
 }
 
@@ -154,6 +294,9 @@ impl ConfigError {
     }
 }
 
+/// Why an empty language list is refused.
+const NO_LANGUAGE: &str = "must list at least one language (\"javascript\", \"typescript\"); to turn Code Mode off set enabled: false";
+
 const KEYS: &[&str] = &[
     "enabled",
     "runtime",
@@ -172,13 +315,13 @@ const KEYS: &[&str] = &[
 impl CodeModeConfig {
     /// An enabled configuration with every other field at its default.
     pub fn enabled() -> CodeModeConfig {
-        CodeModeConfig { enabled: true, ..CodeModeConfig::default() }
+        CodeModeConfig::default().with_enabled(true)
     }
 
     /// Parses the `tools.codeMode` value: `true`, `false`, or an object.
     pub fn from_json(value: &Value) -> Result<CodeModeConfig, ConfigError> {
         let object = match value {
-            Value::Bool(enabled) => return Ok(CodeModeConfig { enabled: *enabled, ..Default::default() }),
+            Value::Bool(enabled) => return Ok(CodeModeConfig::default().with_enabled(*enabled)),
             Value::Object(object) => object,
             other => {
                 return Err(ConfigError::new(
@@ -197,12 +340,13 @@ impl CodeModeConfig {
             }
         }
         if let Some(v) = object.get("enabled") {
-            config.enabled = v.as_bool().ok_or_else(|| {
+            let enabled = v.as_bool().ok_or_else(|| {
                 ConfigError::new(
                     format!("{ROOT}.enabled"),
                     format!("expected a boolean, got {}", describe(v)),
                 )
             })?;
+            config = config.with_enabled(enabled);
         }
         if let Some(v) = object.get("runtime") {
             expect_literal(v, "runtime", "quickjs-wasi")?;
@@ -211,26 +355,31 @@ impl CodeModeConfig {
             expect_literal(v, "mode", "only")?;
         }
         if let Some(v) = object.get("languages") {
-            config.languages = parse_languages(v)?;
+            config = config.with_languages(parse_languages(v)?)?;
         }
+        // Each number is read as an integer (saturating) and clamped by its setter: the setters are
+        // the only clamp.
         let number = |key: &str, (default, bounds): (u64, Bounds)| -> Result<u64, ConfigError> {
-            object.get(key).map_or(Ok(default), |v| clamp_integer(v, key, bounds))
+            object.get(key).map_or(Ok(default), |v| read_integer(v, key, bounds))
         };
-        config.timeout_ms = number("timeoutMs", limits::TIMEOUT_MS)?;
-        config.memory_limit_bytes = number("memoryLimitBytes", limits::MEMORY_LIMIT_BYTES)?;
-        config.max_output_bytes = number("maxOutputBytes", limits::MAX_OUTPUT_BYTES)?;
-        config.max_snapshot_bytes = number("maxSnapshotBytes", limits::MAX_SNAPSHOT_BYTES)?;
-        config.max_pending_tool_calls = number("maxPendingToolCalls", limits::MAX_PENDING_TOOL_CALLS)? as u32;
-        config.snapshot_ttl_seconds = number("snapshotTtlSeconds", limits::SNAPSHOT_TTL_SECONDS)?;
-        config.max_search_limit = number("maxSearchLimit", limits::MAX_SEARCH_LIMIT)? as u32;
+        let small = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        config = config
+            .with_timeout_ms(number("timeoutMs", limits::TIMEOUT_MS)?)
+            .with_memory_limit_bytes(number("memoryLimitBytes", limits::MEMORY_LIMIT_BYTES)?)
+            .with_max_output_bytes(number("maxOutputBytes", limits::MAX_OUTPUT_BYTES)?)
+            .with_max_snapshot_bytes(number("maxSnapshotBytes", limits::MAX_SNAPSHOT_BYTES)?)
+            .with_max_pending_tool_calls(small(number(
+                "maxPendingToolCalls",
+                limits::MAX_PENDING_TOOL_CALLS,
+            )?))
+            .with_snapshot_ttl_seconds(number("snapshotTtlSeconds", limits::SNAPSHOT_TTL_SECONDS)?)
+            .with_max_search_limit(small(number("maxSearchLimit", limits::MAX_SEARCH_LIMIT)?));
         let search_bounds = Bounds::new(1, u64::from(config.max_search_limit));
-        config.search_default_limit = object
-            .get("searchDefaultLimit")
-            .map_or(Ok(limits::SEARCH_DEFAULT_LIMIT), |v| {
-                clamp_integer(v, "searchDefaultLimit", search_bounds)
-            })?
-            .clamp(search_bounds.min, search_bounds.max) as u32;
-        Ok(config)
+        let search_default =
+            object.get("searchDefaultLimit").map_or(Ok(limits::SEARCH_DEFAULT_LIMIT), |v| {
+                read_integer(v, "searchDefaultLimit", search_bounds)
+            })?;
+        Ok(config.with_search_default_limit(small(search_default)))
     }
 
     /// Parses `tools.codeMode` from JSON text.
@@ -276,10 +425,7 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
         ));
     };
     if items.is_empty() {
-        return Err(ConfigError::new(
-            path,
-            "must list at least one language (\"javascript\", \"typescript\"); to turn Code Mode off set enabled: false",
-        ));
+        return Err(ConfigError::new(path, NO_LANGUAGE));
     }
     let mut languages = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -301,7 +447,9 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
     Ok(languages)
 }
 
-fn clamp_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigError> {
+/// An integer `value` of `key`, saturating: a negative one reads as 0 and one past `u64` as
+/// `u64::MAX`, so the field's setter clamps it to the nearest bound (`bounds` only words the error).
+fn read_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigError> {
     let err = || {
         ConfigError::new(
             format!("{ROOT}.{key}"),
@@ -315,13 +463,13 @@ fn clamp_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, Config
     };
     let Value::Number(n) = value else { return Err(err()) };
     if let Some(u) = n.as_u64() {
-        return Ok(u.clamp(bounds.min, bounds.max));
+        return Ok(u);
     }
     if n.as_i64().is_some() {
-        return Ok(bounds.min); // negative
+        return Ok(0); // negative
     }
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { bounds.min } else { bounds.max }),
+        Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { 0 } else { u64::MAX }),
         _ => Err(err()),
     }
 }

@@ -1,15 +1,24 @@
 //! The Code Mode vocabulary: everything the other codemode crates agree on, with no engine in it.
 //!
-//! - [`config`]: [`CodeModeConfig`], parsed from the `tools.codeMode` JSON shape (`true`, `false`, or an
-//!   object), defaulted and clamped exactly as the spec's configuration table says.
-//! - [`wire`]: the `exec`/`wait` inputs and the [`CodeModeResult`] union (`completed` | `waiting` |
-//!   `failed`), error codes, output items, telemetry and pending tool calls, with serde shapes that match
-//!   the spec byte for byte, plus the JSON Schemas the model sees for `exec` and `wait`.
-//! - [`tool`]: tool descriptors ([`ToolSpec`]) as the host hands them over, and the guest-facing catalog
-//!   entries ([`ToolCatalogEntry`], [`ToolCatalogEntryWithSchema`]).
+//! At the crate root (one path each):
+//!
+//! - configuration: [`CodeModeConfig`], parsed from the `tools.codeMode` JSON shape (`true`, `false`, or an
+//!   object), defaulted and clamped exactly as the spec's configuration table says ([`limits`]);
+//! - the wire types: the `exec`/`wait` inputs and the [`CodeModeResult`] union (`completed` |
+//!   `waiting` | `failed`), error codes, output items, telemetry and pending tool calls, with serde
+//!   shapes that match the spec byte for byte (all `#[non_exhaustive]`, built with constructors),
+//!   plus the JSON Schemas the model sees ([`exec_input_schema`], [`wait_input_schema`]);
+//! - tools: tool descriptors ([`ToolSpec`]) as the host hands them over, and the guest-facing catalog
+//!   entries ([`ToolCatalogEntry`], [`ToolCatalogEntryWithSchema`]);
+//! - namespaces: internal namespace registrations and their per-run scopes (data + tool markers:
+//!   [`NamespaceRegistration`], [`ScopeValue`]).
+//!
+//! Modules:
+//!
 //! - [`hint`]: JSON Schema -> compact TypeScript-style hints (bounded, deterministic, never panicking).
 //! - [`ident`]: JavaScript identifier rules and deterministic normalization of unsafe names.
-//! - [`namespace`]: internal namespace registrations and their per-run scopes (data + tool markers).
+//! - [`guest`]: the guest API's vocabulary (helper and member names, reserved names, the MCP guest table).
+//! - [`suggest`]: "did you mean" for unknown names.
 //!
 //! This crate depends on neither wasmtime, oxc, tokio nor rmcp.
 //!
@@ -18,8 +27,8 @@
 //! use serde_json::json;
 //!
 //! let config = CodeModeConfig::from_json(&json!({ "enabled": true, "timeoutMs": 5 })).unwrap();
-//! assert!(config.enabled);
-//! assert_eq!(config.timeout_ms, 100); // clamped to the table's lower bound
+//! assert!(config.is_enabled());
+//! assert_eq!(config.timeout_ms(), 100); // clamped to the table's lower bound
 //!
 //! let input = ExecInput::from_json(&json!({ "code": "return 1 + 1" })).unwrap();
 //! let cell = input.validate(&config).unwrap();
@@ -32,20 +41,22 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub mod config;
+mod config;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod guest;
 pub mod hint;
 pub mod ident;
-pub mod namespace;
+mod namespace;
 pub mod suggest;
-pub mod tool;
-pub mod wire;
+mod tool;
+mod wire;
 
-pub use config::{CodeModeConfig, ConfigError, Language};
+// One public path per item: the modules above whose items are re-exported here are private.
+pub use config::{Bounds, CodeModeConfig, ConfigError, Language, limits};
 pub use namespace::{
-    NamespaceContext, NamespaceRegistration, ScopeValue, ToolMarker, namespace_tool, namespace_tool_with,
+    InputMapper, NamespaceContext, NamespaceRegistration, PATH_SEPARATOR, ScopeFactory, ScopeValue,
+    ToolMarker, namespace_tool, namespace_tool_with,
 };
 pub use tool::{
     DEFAULT_HOST_SOURCE, ToolAnnotations, ToolCatalogEntry, ToolCatalogEntryWithSchema, ToolOrigin,
@@ -54,4 +65,5 @@ pub use tool::{
 pub use wire::{
     CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult, ExecCell,
     ExecInput, FailedResult, InputError, PendingToolCall, SourceCounts, WaitInput, WaitReason, WaitingResult,
+    exec_input_schema, wait_input_schema,
 };

@@ -81,6 +81,7 @@ impl ToolOrigin {
 /// Behaviour hints for a tool, in MCP's vocabulary. Untrusted for MCP/client tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolAnnotations {
     /// The tool does not modify its environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +98,30 @@ pub struct ToolAnnotations {
 }
 
 impl ToolAnnotations {
+    /// The same hints with `readOnlyHint` set.
+    pub fn with_read_only_hint(mut self, hint: bool) -> ToolAnnotations {
+        self.read_only_hint = Some(hint);
+        self
+    }
+
+    /// The same hints with `destructiveHint` set.
+    pub fn with_destructive_hint(mut self, hint: bool) -> ToolAnnotations {
+        self.destructive_hint = Some(hint);
+        self
+    }
+
+    /// The same hints with `idempotentHint` set.
+    pub fn with_idempotent_hint(mut self, hint: bool) -> ToolAnnotations {
+        self.idempotent_hint = Some(hint);
+        self
+    }
+
+    /// The same hints with `openWorldHint` set.
+    pub fn with_open_world_hint(mut self, hint: bool) -> ToolAnnotations {
+        self.open_world_hint = Some(hint);
+        self
+    }
+
     /// Read-only by annotation (`readOnlyHint: true`). Everything else counts as side-effecting.
     pub fn is_read_only(&self) -> bool {
         self.read_only_hint == Some(true)
@@ -224,6 +249,7 @@ impl ToolSpec {
 /// Compact guest-facing metadata for one catalog entry (the spec's `ToolCatalogEntry`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolCatalogEntry {
     /// Exact catalog id.
     pub id: String,
@@ -249,6 +275,7 @@ pub struct ToolCatalogEntry {
 /// A catalog entry with its full schemas (the spec's `ToolCatalogEntryWithSchema`), served by `describe`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ToolCatalogEntryWithSchema {
     /// The compact entry.
     #[serde(flatten)]
@@ -258,4 +285,55 @@ pub struct ToolCatalogEntryWithSchema {
     /// The full output schema, when declared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+}
+
+impl ToolCatalogEntry {
+    /// An entry with no label, no source name and no output hint (see the `with_*` methods).
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        source: ToolSource,
+        input: impl Into<String>,
+    ) -> ToolCatalogEntry {
+        ToolCatalogEntry {
+            id: id.into(),
+            name: name.into(),
+            label: None,
+            description: description.into(),
+            source,
+            source_name: None,
+            input: input.into(),
+            output: None,
+        }
+    }
+
+    /// The same entry with a label.
+    pub fn with_label(mut self, label: Option<String>) -> ToolCatalogEntry {
+        self.label = label;
+        self
+    }
+
+    /// The same entry with a source name (plugin id, server name or client app id).
+    pub fn with_source_name(mut self, source_name: Option<String>) -> ToolCatalogEntry {
+        self.source_name = source_name;
+        self
+    }
+
+    /// The same entry with a trusted output hint.
+    pub fn with_output(mut self, output: Option<String>) -> ToolCatalogEntry {
+        self.output = output;
+        self
+    }
+}
+
+impl ToolCatalogEntryWithSchema {
+    /// `entry` with its full input schema and, when declared, its output schema.
+    pub fn new(
+        entry: ToolCatalogEntry,
+        parameters: Value,
+        output_schema: Option<Value>,
+    ) -> ToolCatalogEntryWithSchema {
+        ToolCatalogEntryWithSchema { entry, parameters, output_schema }
+    }
 }

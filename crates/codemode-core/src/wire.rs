@@ -49,6 +49,7 @@ impl CodeModeErrorCode {
 /// One item the guest wrote with `text(...)` or `json(...)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum CodeModeOutput {
     /// Human-readable text.
     Text {
@@ -64,6 +65,7 @@ pub enum CodeModeOutput {
 
 /// Catalog counts by source.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SourceCounts {
     /// OpenClaw core and plugin tools (the host's own).
     pub openclaw: usize,
@@ -73,9 +75,17 @@ pub struct SourceCounts {
     pub client: usize,
 }
 
+impl SourceCounts {
+    /// Counts of the host's own, MCP and client tools.
+    pub fn new(openclaw: usize, mcp: usize, client: usize) -> SourceCounts {
+        SourceCounts { openclaw, mcp, client }
+    }
+}
+
 /// The `telemetry` field of every result. It never carries tool inputs, outputs or secrets.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CodeModeTelemetry {
     /// Number of entries in the run's hidden catalog (all sources).
     pub catalog_size: usize,
@@ -91,9 +101,43 @@ pub struct CodeModeTelemetry {
     pub model_visible_tools: Vec<String>,
 }
 
+impl CodeModeTelemetry {
+    /// Telemetry of a run over a catalog of `catalog_size` entries (`catalog_by_source` by
+    /// source) whose model sees `model_visible_tools`, with no search, describe or call yet (see
+    /// [`CodeModeTelemetry::with_counts`]).
+    pub fn new(
+        catalog_size: usize,
+        catalog_by_source: SourceCounts,
+        model_visible_tools: Vec<String>,
+    ) -> CodeModeTelemetry {
+        CodeModeTelemetry {
+            catalog_size,
+            catalog_by_source,
+            search_count: 0,
+            describe_count: 0,
+            call_count: 0,
+            model_visible_tools,
+        }
+    }
+
+    /// The same telemetry with the run's `tools.search`, `tools.describe` and nested-call counts.
+    pub fn with_counts(
+        mut self,
+        search_count: u64,
+        describe_count: u64,
+        call_count: u64,
+    ) -> CodeModeTelemetry {
+        self.search_count = search_count;
+        self.describe_count = describe_count;
+        self.call_count = call_count;
+        self
+    }
+}
+
 /// Why a run is `waiting`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum WaitReason {
     /// Nested tool calls did not settle within the deadline.
     PendingTools,
@@ -104,6 +148,7 @@ pub enum WaitReason {
 /// A nested call still in flight when a run suspended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PendingToolCall {
     /// Host-unique id of this nested call (stable across waits).
     pub call_id: String,
@@ -114,9 +159,21 @@ pub struct PendingToolCall {
     pub input: Option<Value>,
 }
 
+impl PendingToolCall {
+    /// A call in flight: its host-unique id, the tool's exact catalog id and (when known) its input.
+    pub fn new(
+        call_id: impl Into<String>,
+        tool_id: impl Into<String>,
+        input: Option<Value>,
+    ) -> PendingToolCall {
+        PendingToolCall { call_id: call_id.into(), tool_id: tool_id.into(), input }
+    }
+}
+
 /// `status: "completed"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct CompletedResult {
     /// The cell's return value after the JSON adapter (`null` for `undefined`).
     pub value: Value,
@@ -127,9 +184,17 @@ pub struct CompletedResult {
     pub telemetry: CodeModeTelemetry,
 }
 
+impl CompletedResult {
+    /// A completed run's value, its new output and its telemetry.
+    pub fn new(value: Value, output: Vec<CodeModeOutput>, telemetry: CodeModeTelemetry) -> CompletedResult {
+        CompletedResult { value, output, telemetry }
+    }
+}
+
 /// `status: "waiting"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct WaitingResult {
     /// Pass to `wait` to continue.
     pub run_id: String,
@@ -148,9 +213,43 @@ pub struct WaitingResult {
     pub telemetry: CodeModeTelemetry,
 }
 
+impl WaitingResult {
+    /// A suspended run `run_id`, suspended for `reason` with `pending_tool_calls` in flight, and no
+    /// output (see [`WaitingResult::with_output`]); `replay_safe` is `false` (see
+    /// [`WaitingResult::replay_safe`]).
+    pub fn new(
+        run_id: impl Into<String>,
+        reason: WaitReason,
+        pending_tool_calls: Vec<PendingToolCall>,
+        telemetry: CodeModeTelemetry,
+    ) -> WaitingResult {
+        WaitingResult {
+            run_id: run_id.into(),
+            reason,
+            pending_tool_calls,
+            output: Vec::new(),
+            replay_safe: false,
+            telemetry,
+        }
+    }
+
+    /// The same result with the output produced since the last result.
+    pub fn with_output(mut self, output: Vec<CodeModeOutput>) -> WaitingResult {
+        self.output = output;
+        self
+    }
+
+    /// The same result marked replay-safe (the run is restart-safe) or not.
+    pub fn replay_safe(mut self, replay_safe: bool) -> WaitingResult {
+        self.replay_safe = replay_safe;
+        self
+    }
+}
+
 /// `status: "failed"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct FailedResult {
     /// What went wrong, written for the model.
     pub error: String,
@@ -164,9 +263,22 @@ pub struct FailedResult {
     pub telemetry: CodeModeTelemetry,
 }
 
+impl FailedResult {
+    /// A failure written for the model, with its code (if any), the output kept and telemetry.
+    pub fn new(
+        error: impl Into<String>,
+        code: Option<CodeModeErrorCode>,
+        output: Vec<CodeModeOutput>,
+        telemetry: CodeModeTelemetry,
+    ) -> FailedResult {
+        FailedResult { error: error.into(), code, output, telemetry }
+    }
+}
+
 /// What `exec` and `wait` return.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CodeModeResult {
     /// The cell finished.
     Completed(CompletedResult),
@@ -231,6 +343,7 @@ impl CodeModeResult {
 /// A bad `exec` or `wait` input. Always surfaces as `failed` with `invalid_input`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
+#[non_exhaustive]
 pub struct InputError {
     /// What was wrong, written for the model.
     pub message: String,
@@ -325,11 +438,12 @@ fn non_empty(s: &Option<String>) -> Option<&str> {
 }
 
 fn enabled_list(config: &CodeModeConfig) -> String {
-    config.languages.iter().map(|l| format!("\"{l}\"")).collect::<Vec<_>>().join(", ")
+    config.languages().iter().map(|l| format!("\"{l}\"")).collect::<Vec<_>>().join(", ")
 }
 
 /// A validated `exec` input.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExecCell {
     /// The program text.
     pub code: String,
@@ -342,17 +456,23 @@ pub struct ExecCell {
 /// The `wait` input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct WaitInput {
     /// The `runId` of a `waiting` result.
     pub run_id: String,
 }
 
 impl WaitInput {
+    /// A `wait` for the run `run_id` (the `runId` of a `waiting` result).
+    pub fn new(run_id: impl Into<String>) -> WaitInput {
+        WaitInput { run_id: run_id.into() }
+    }
+
     /// Reads a `wait` input from its JSON arguments.
     pub fn from_json(value: &Value) -> Result<WaitInput, InputError> {
         let object = expect_object(value, "wait", &["runId"])?;
         match object.get("runId") {
-            Some(Value::String(id)) if !id.trim().is_empty() => Ok(WaitInput { run_id: id.clone() }),
+            Some(Value::String(id)) if !id.trim().is_empty() => Ok(WaitInput::new(id.clone())),
             _ => Err(InputError::new(
                 "wait: `runId` must be the non-empty runId string from a `waiting` result.",
             )),

@@ -309,7 +309,7 @@ impl McpApi {
         self.files.iter().map(|(path, content)| (path.as_str(), content.as_str()))
     }
 
-    /// `API.list(prefix)`: see [`crate::path`] for the rules.
+    /// `API.list(prefix)`: see [`ApiPathError`](crate::ApiPathError) for the rules.
     pub fn list(&self, prefix: Option<&str>) -> Result<Vec<ApiFileEntry>, ApiPathError> {
         let entry =
             |(path, content): &(String, String)| ApiFileEntry { path: path.clone(), bytes: content.len() };
@@ -335,7 +335,7 @@ impl McpApi {
         Ok(below)
     }
 
-    /// `API.read(path)`: the content of one file; see [`crate::path`] for the rules.
+    /// `API.read(path)`: the content of one file; see [`ApiPathError`](crate::ApiPathError) for the rules.
     pub fn read(&self, path: &str) -> Result<&str, ApiPathError> {
         let path = check_file_path(path)?;
         self.file_at

@@ -57,12 +57,12 @@
 //!
 //! # Identifiers
 //!
-//! See [`names`] for the exact rules (camelCase via `codemode_core::ident`, reserved and dangerous
+//! See [`NameTable`] for the exact rules (camelCase via `codemode_core::ident`, reserved and dangerous
 //! names suffixed with `2`, collisions numbered deterministically, nothing dropped).
 //!
 //! # Paths
 //!
-//! See [`path`] for the exact rules of `API.list` / `API.read`, which the guest prelude mirrors.
+//! See [`ApiPathError`] for the exact rules of `API.list` / `API.read`, which the guest prelude mirrors.
 #![deny(missing_docs)]
 
 // The crate README (its crates.io page) is compiled and run as doc tests too.
@@ -75,11 +75,12 @@ mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod model;
-pub mod names;
-pub mod path;
+mod names;
+mod path;
 mod render;
 mod text;
 
+// One public path per item: the private modules' surface is re-exported here.
 pub use api::{
     ApiFileEntry, HeaderOptions, INDEX_PATH, MAX_HEADER_SUMMARY_CHARS, MAX_INDEX_FILE_BYTES,
     MAX_SERVER_FILE_BYTES, MAX_TOOL_DECLARATION_BYTES, MAX_TOTAL_BYTES, McpApi, McpApiHeader, McpApiOptions,
@@ -87,6 +88,6 @@ pub use api::{
 };
 pub use error::McpApiError;
 pub use model::{McpServer, McpTool};
-pub use names::NameTable;
+pub use names::{MAX_IDENT_CHARS, NameTable};
 pub use path::{ApiPathError, MAX_PATH_BYTES};
 pub use render::{COMPACT_SUMMARY_MAX_CHARS, SHARED_TYPES};

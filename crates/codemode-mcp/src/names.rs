@@ -1,23 +1,4 @@
 //! Exact MCP names -> JavaScript identifiers, deterministic, injective, reversible through a table.
-//!
-//! # Rules
-//!
-//! For the servers of one run, and separately for the tools of each server:
-//!
-//! 1. Exact duplicates (the same name twice) keep their first occurrence; later ones are counted in
-//!    [`NameTable::duplicates`] and get no identifier (a catalog id must name one tool).
-//! 2. Each name's *base* is [`to_camel_identifier`] of it (`chrome-devtools` -> `chromeDevtools`,
-//!    `create_issue` -> `createIssue`, `delete` -> `delete2`, `2fa` -> `_2fa`), cut to
-//!    [`MAX_IDENT_CHARS`] characters.
-//! 3. A base in [`OBJECT_MEMBER_NAMES`] or [`FUNCTION_MEMBER_NAMES`] (object- and
-//!    function-prototype members guest code may reach through a namespace object, and `then`,
-//!    which would make the namespace object a thenable; see [`is_dangerous`]), or in the names the surrounding object already uses (`$api`,
-//!    `resources`, `prompts` inside a server namespace), gets the suffix `2`.
-//! 4. Names whose bases collide form a group. Every group first hands its base to one member: the
-//!    name that *is* its base if there is one (`createIssue` keeps `createIssue` against
-//!    `create_issue`), otherwise the smallest name in byte order. Only then do the other members,
-//!    in byte order of (base, name), get `<base>2`, `<base>3`, ... — the first number whose result
-//!    no other name holds. Nothing is dropped and the result does not depend on input order.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -29,6 +10,25 @@ pub const MAX_IDENT_CHARS: usize = 64;
 
 /// A bijection between the exact names of one level (servers, or the tools of one server) and
 /// their JavaScript identifiers.
+///
+/// # Rules
+///
+/// For the servers of one run, and separately for the tools of each server:
+///
+/// 1. Exact duplicates (the same name twice) keep their first occurrence; later ones are counted in
+///    [`NameTable::duplicates`] and get no identifier (a catalog id must name one tool).
+/// 2. Each name's *base* is [`to_camel_identifier`] of it (`chrome-devtools` -> `chromeDevtools`,
+///    `create_issue` -> `createIssue`, `delete` -> `delete2`, `2fa` -> `_2fa`), cut to
+///    [`MAX_IDENT_CHARS`] characters.
+/// 3. A base in [`OBJECT_MEMBER_NAMES`] or [`FUNCTION_MEMBER_NAMES`] (object- and
+///    function-prototype members guest code may reach through a namespace object, and `then`,
+///    which would make the namespace object a thenable; see `is_dangerous`), or in the names the surrounding object already uses (`$api`,
+///    `resources`, `prompts` inside a server namespace), gets the suffix `2`.
+/// 4. Names whose bases collide form a group. Every group first hands its base to one member: the
+///    name that *is* its base if there is one (`createIssue` keeps `createIssue` against
+///    `create_issue`), otherwise the smallest name in byte order. Only then do the other members,
+///    in byte order of (base, name), get `<base>2`, `<base>3`, ... — the first number whose result
+///    no other name holds. Nothing is dropped and the result does not depend on input order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NameTable {
     /// `(identifier, exact name)` in the order the names were given (duplicates removed).
@@ -142,7 +142,7 @@ impl NameTable {
 }
 
 /// The base identifier of one exact name (rules 2 and 3 of the module docs).
-pub fn base_ident(name: &str, taken: &[&str]) -> String {
+pub(crate) fn base_ident(name: &str, taken: &[&str]) -> String {
     // Only a bounded prefix matters; an identifier never has more characters than its source.
     let prefix: String = name.chars().take(MAX_IDENT_CHARS * 8).collect();
     let mut ident = to_camel_identifier(&prefix);
@@ -159,6 +159,6 @@ pub fn base_ident(name: &str, taken: &[&str]) -> String {
 /// Whether an identifier is one no server or tool takes as it is (rule 3): a member of
 /// `Object.prototype` or `Function.prototype` guest code may reach through a namespace object, or
 /// `then`. Reserved words are handled by [`to_camel_identifier`] already.
-pub fn is_dangerous(ident: &str) -> bool {
+pub(crate) fn is_dangerous(ident: &str) -> bool {
     OBJECT_MEMBER_NAMES.contains(&ident) || FUNCTION_MEMBER_NAMES.contains(&ident)
 }

@@ -1,27 +1,27 @@
 //! Path rules of the virtual `API` file table, shared word for word with the guest prelude.
-//!
-//! A path is checked in this order; the first rule that fails decides the error:
-//!
-//! 1. it contains no U+0000 ([`ApiPathError::Nul`]);
-//! 2. it is at most [`MAX_PATH_BYTES`] bytes of UTF-8 ([`ApiPathError::TooLong`]);
-//! 3. it is not empty ([`ApiPathError::Empty`]) — `API.list` treats a missing or empty prefix as
-//!    "everything" before checking;
-//! 4. it contains no `\` ([`ApiPathError::Backslash`]);
-//! 5. it does not start with `/` ([`ApiPathError::Absolute`]);
-//! 6. `API.list` only: one trailing `/` is removed (`"mcp/"` is `"mcp"`);
-//! 7. split at `/`, no segment is empty ([`ApiPathError::EmptySegment`]) and none is `.` or `..`
-//!    ([`ApiPathError::DotSegment`]);
-//! 8. `API.read`: the path equals a file path exactly; `API.list`: the path equals a file path
-//!    (that one entry; not when the prefix ended in `/`) or is a directory, i.e. some file path starts with it plus `/` (every file
-//!    below it, in table order); otherwise [`ApiPathError::NotFound`].
-//!
-//! Matching is exact and case-sensitive; there is no normalization of any kind.
 
 /// Longest accepted path, in UTF-8 bytes (a path of exactly this length is checked further).
 pub const MAX_PATH_BYTES: usize = 256;
 
 /// Why `API.list(prefix)` or `API.read(path)` refused a path. The message is written for the
 /// guest program (and so for the model): it says what is wrong and what to do instead.
+///
+/// A path is checked in this order; the first rule that fails decides the error:
+///
+/// 1. it contains no U+0000 ([`ApiPathError::Nul`]);
+/// 2. it is at most [`MAX_PATH_BYTES`] bytes of UTF-8 ([`ApiPathError::TooLong`]);
+/// 3. it is not empty ([`ApiPathError::Empty`]) — `API.list` treats a missing or empty prefix as
+///    "everything" before checking;
+/// 4. it contains no `\` ([`ApiPathError::Backslash`]);
+/// 5. it does not start with `/` ([`ApiPathError::Absolute`]);
+/// 6. `API.list` only: one trailing `/` is removed (`"mcp/"` is `"mcp"`);
+/// 7. split at `/`, no segment is empty ([`ApiPathError::EmptySegment`]) and none is `.` or `..`
+///    ([`ApiPathError::DotSegment`]);
+/// 8. `API.read`: the path equals a file path exactly; `API.list`: the path equals a file path
+///    (that one entry; not when the prefix ended in `/`) or is a directory, i.e. some file path starts with it plus `/` (every file
+///    below it, in table order); otherwise [`ApiPathError::NotFound`].
+///
+/// Matching is exact and case-sensitive; there is no normalization of any kind.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiPathError {
@@ -58,14 +58,14 @@ pub enum ApiPathError {
 }
 
 /// Rules 1-7 for `API.read`: the path as given, if it is well-formed.
-pub fn check_file_path(path: &str) -> Result<&str, ApiPathError> {
+pub(crate) fn check_file_path(path: &str) -> Result<&str, ApiPathError> {
     check_common(path)?;
     check_segments(path)?;
     Ok(path)
 }
 
 /// Rules 1-7 for `API.list`: `None` for "every file", else the path without one trailing `/`.
-pub fn check_list_prefix(prefix: Option<&str>) -> Result<Option<&str>, ApiPathError> {
+pub(crate) fn check_list_prefix(prefix: Option<&str>) -> Result<Option<&str>, ApiPathError> {
     let Some(prefix) = prefix.filter(|p| !p.is_empty()) else { return Ok(None) };
     check_common(prefix)?;
     let trimmed = prefix.strip_suffix('/').unwrap_or(prefix);

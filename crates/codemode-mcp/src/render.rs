@@ -1,7 +1,7 @@
 //! MCP metadata -> `.d.ts` text: one declaration per tool, one file per server, and the index.
 //!
 //! Every piece of server text goes through [`crate::text`] (comments) or is quoted (property keys);
-//! identifiers come from [`crate::names`]. Each function returns text within the byte budget it is
+//! identifiers come from [`NameTable`](crate::NameTable). Each function returns text within the byte budget it is
 //! given (callers test this).
 
 use std::collections::HashSet;

@@ -104,7 +104,7 @@ fn build(max_wasm_stack: usize, cache_dir: Option<&Path>, pool_slots: u32) -> Re
             inst.get_memory(&mut store, "memory").ok_or_else(|| unavailable("guest exports no memory"))?;
         Arc::from(mem.data(&store))
     };
-    ticker().engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.clone());
+    ticker()?.engines.lock().unwrap_or_else(|e| e.into_inner()).push(engine.clone());
     Ok(Compiled { engine, pre, pristine, module_hash, exports, pool_slots })
 }
 
@@ -133,37 +133,63 @@ pub(crate) struct Ticker {
     thread: Thread,
 }
 
-pub(crate) fn ticker() -> &'static Ticker {
+/// The process's ticker, started by the first caller. A thread that cannot be spawned (the OS
+/// refused: thread or memory limits) is [`SandboxError::Unavailable`], never a panic; the next
+/// caller tries again.
+pub(crate) fn ticker() -> Result<&'static Ticker, SandboxError> {
     static TICKER: OnceLock<Ticker> = OnceLock::new();
-    TICKER.get_or_init(|| {
-        let handle = std::thread::Builder::new()
-            .name("codemode-epoch".into())
-            .spawn(|| {
-                // Wait until the static is initialised.
-                let t = loop {
-                    if let Some(t) = TICKER.get() {
-                        break t;
-                    }
-                    std::thread::park_timeout(TICK);
-                };
-                loop {
-                    if t.active.load(Ordering::Acquire) == 0 {
-                        std::thread::park();
-                        continue;
-                    }
-                    std::thread::sleep(TICK);
-                    for e in t.engines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                        e.increment_epoch();
-                    }
-                }
-            })
-            .expect("spawning the epoch ticker thread");
-        Ticker {
-            engines: Mutex::new(Vec::new()),
-            active: AtomicUsize::new(0),
-            thread: handle.thread().clone(),
-        }
+    static STARTING: Mutex<()> = Mutex::new(());
+    ticker_in(&TICKER, &STARTING, |body| {
+        std::thread::Builder::new().name("codemode-epoch".into()).spawn(body)
     })
+}
+
+/// A spawner of the ticker's thread (`std::thread::Builder::spawn`, or a failing one in tests).
+type Spawn = fn(Box<dyn FnOnce() + Send>) -> std::io::Result<std::thread::JoinHandle<()>>;
+
+/// [`ticker`] over its statics: the ticker in `cell`, started (under `starting`, so one thread
+/// at most) with `spawn` when there is none yet.
+fn ticker_in(
+    cell: &'static OnceLock<Ticker>,
+    starting: &'static Mutex<()>,
+    spawn: Spawn,
+) -> Result<&'static Ticker, SandboxError> {
+    if let Some(t) = cell.get() {
+        return Ok(t);
+    }
+    let _one = starting.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = cell.get() {
+        return Ok(t);
+    }
+    let handle = spawn(Box::new(move || tick(cell))).map_err(|e| SandboxError::Unavailable {
+        reason: format!("cannot start the epoch ticker thread (the wall-clock limit needs it): {e}"),
+    })?;
+    Ok(cell.get_or_init(|| Ticker {
+        engines: Mutex::new(Vec::new()),
+        active: AtomicUsize::new(0),
+        thread: handle.thread().clone(),
+    }))
+}
+
+/// The ticker thread: advances every engine's epoch each [`TICK`] while a guest call runs.
+fn tick(cell: &'static OnceLock<Ticker>) {
+    // Wait until the cell is initialised (just after the spawn returns).
+    let t = loop {
+        if let Some(t) = cell.get() {
+            break t;
+        }
+        std::thread::park_timeout(TICK);
+    };
+    loop {
+        if t.active.load(Ordering::Acquire) == 0 {
+            std::thread::park();
+            continue;
+        }
+        std::thread::sleep(TICK);
+        for e in t.engines.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            e.increment_epoch();
+        }
+    }
 }
 
 /// Keeps the ticker running while alive.
@@ -181,5 +207,32 @@ impl Ticker {
 impl Drop for Active {
     fn drop(&mut self) {
         self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The OS refusing the ticker's thread is a typed error, not a panic, and leaves no ticker
+    /// behind: the next attempt starts one.
+    #[test]
+    fn a_refused_ticker_thread_is_an_error_and_the_next_start_succeeds() {
+        static CELL: OnceLock<Ticker> = OnceLock::new();
+        static STARTING: Mutex<()> = Mutex::new(());
+        let refused: Spawn = |_| Err(std::io::Error::new(std::io::ErrorKind::WouldBlock, "no more threads"));
+        match ticker_in(&CELL, &STARTING, refused) {
+            Err(SandboxError::Unavailable { reason }) => {
+                assert!(reason.contains("epoch ticker") && reason.contains("no more threads"), "{reason}");
+            }
+            other => panic!("expected Unavailable, got {:?}", other.map(|_| ())),
+        }
+        assert!(CELL.get().is_none(), "a failed start leaves no ticker");
+        let spawned: Spawn =
+            |body| std::thread::Builder::new().name("codemode-epoch-test".into()).spawn(body);
+        let ticker = ticker_in(&CELL, &STARTING, spawned).expect("the second start spawns the thread");
+        assert_eq!(ticker.thread.name(), Some("codemode-epoch-test"));
+        // Started once: a later call neither spawns nor fails, whatever its spawner would do.
+        assert!(std::ptr::eq(ticker_in(&CELL, &STARTING, refused).expect("already started"), ticker));
     }
 }

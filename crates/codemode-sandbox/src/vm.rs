@@ -205,7 +205,7 @@ impl Vm {
             st.limiter.denied = false;
         }
         self.store.set_epoch_deadline(1);
-        let _active = ticker().activate();
+        let _active = ticker()?.activate();
         let red_zone = self.sandbox.config.max_wasm_stack_bytes + STACK_MARGIN;
         let (store, exports) = (&mut self.store, &self.exports);
         let r = crate::stack::with_stack(red_zone, red_zone + STACK_MARGIN, || f(store, exports));

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use codemode::store::{FileRunStore, MemoryRunStore, RunStore, StateKey};
 use codemode::{
-    CodeMode, CodeModeConfig, ExecInput, FileRunStore, MemoryRunStore, NestedCall, RunScope, RunStore,
-    StateKey, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput,
+    CodeMode, CodeModeConfig, ExecInput, NestedCall, RunScope, ToolError, ToolHost, ToolOutcome, ToolSpec,
+    WaitInput,
 };
 
 struct Echo;
@@ -48,7 +49,7 @@ async fn cycles(cm: &CodeMode) -> Vec<Duration> {
     let mut times = Vec::with_capacity(ITERATIONS);
     for i in 0..ITERATIONS + 20 {
         let start = Instant::now();
-        let r = cm.wait(&scope, WaitInput { run_id: w.run_id.clone() }).await;
+        let r = cm.wait(&scope, WaitInput::new(w.run_id.clone())).await;
         let took = start.elapsed();
         assert_eq!(r.status(), "waiting", "{}", r.to_json());
         if i >= 20 {
@@ -103,7 +104,8 @@ async fn redis_case() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let store = codemode::RedisRunStore::connect(&format!("redis://127.0.0.1:{port}/0")).await.unwrap();
+    let store =
+        codemode::store::RedisRunStore::connect(&format!("redis://127.0.0.1:{port}/0")).await.unwrap();
     report("RedisRunStore (loopback)", &cycles(&runtime(Some(Arc::new(store)))).await);
     let _ = child.kill();
     let _ = child.wait();

@@ -43,7 +43,7 @@ pub struct AdmissionLimits {
     pub max_queue_wait: Duration,
     /// Suspended runs held at once by every runtime sharing this budget (the spec's per-process
     /// cap); one more is refused "too many suspended code mode runs". Default:
-    /// [`MAX_SUSPENDED_RUNS`](crate::MAX_SUSPENDED_RUNS) (64).
+    /// [`MAX_SUSPENDED_RUNS`](crate::store::MAX_SUSPENDED_RUNS) (64).
     pub max_suspended_runs: u32,
 }
 

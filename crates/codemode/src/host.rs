@@ -1,7 +1,6 @@
 //! What the embedding host provides: [`ToolHost`] executes nested calls (policy, approvals and hooks
 //! are the host's), [`EventSink`] receives the nested-call projection for transcripts and trajectories.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -228,6 +227,3 @@ impl<F: Fn(CodeModeEvent) + Send + Sync + 'static> EventSink for F {
         self(event)
     }
 }
-
-/// Shared handles, as the builder stores them.
-pub type SharedHost = Arc<dyn ToolHost>;

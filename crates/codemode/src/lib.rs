@@ -2,7 +2,8 @@
 //! JavaScript or TypeScript program that searches, describes and calls a hidden tool catalog inside
 //! a QuickJS guest (wasm32-wasip1 in wasmtime).
 //!
-//! This is the crate embedders depend on. It composes the vocabulary ([`codemode_core`], re-exported),
+//! This is the crate embedders depend on. It composes the vocabulary ([`codemode_core`]: the items an embedder
+//! needs are re-exported by name),
 //! the catalog, the TypeScript stripper, the MCP declaration files, the bridge protocol and the
 //! sandbox, and adds:
 //!
@@ -13,9 +14,10 @@
 //!   `maxPendingToolCalls`, validated against their schemas; a deadline with calls pending (or
 //!   `yield_control`) snapshots the VM and returns `waiting`;
 //! - **the run store**: in-process by default, TTL `snapshotTtlSeconds`, at most
-//!   [`MAX_SUSPENDED_RUNS`] suspended runs, scoped to session and agent run; or a shared
-//!   [`RunStore`] ([`MemoryRunStore`], [`FileRunStore`], `RedisRunStore` with the `redis` feature)
-//!   that several runtimes and processes continue each other's runs through ([`store`]);
+//!   [`store::MAX_SUSPENDED_RUNS`] suspended runs, scoped to session and agent run; or a shared
+//!   [`store::RunStore`] ([`store::MemoryRunStore`], [`store::FileRunStore`], `store::RedisRunStore`
+//!   with the `redis` feature) that several runtimes and processes continue each other's runs
+//!   through ([`store`]);
 //! - **admission**: a process-wide budget of VMs and guest memory ([`Admission`]; defaults in
 //!   [`AdmissionLimits`]) with a bounded queue; past it `exec`/`wait` fail `runtime_unavailable`
 //!   with a "busy, retry" message;
@@ -59,9 +61,9 @@
 struct ReadmeDoctests;
 
 mod abort;
-pub mod admission;
+mod admission;
 mod error;
-pub mod host;
+mod host;
 mod prepare;
 mod run;
 mod runtime;
@@ -70,20 +72,24 @@ pub mod store;
 mod surface;
 mod vm;
 
+// One public path per item: the runtime's own items and the vocabulary an embedder needs are
+// re-exported here by name (never by glob: `cargo test -p xtask` fails on a glob re-export of a
+// crate); run storage is the `store` module.
 pub use abort::AbortSignal;
 pub use admission::{Admission, AdmissionLimits, AdmissionUsage};
 pub use codemode_catalog::{Catalog, NamespaceRegistry};
-pub use codemode_core::*;
+pub use codemode_core::{
+    CodeModeConfig, CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult,
+    ConfigError, DEFAULT_HOST_SOURCE, ExecCell, ExecInput, FailedResult, InputError, Language,
+    NamespaceContext, NamespaceRegistration, PendingToolCall, ScopeValue, SourceCounts, ToolAnnotations,
+    ToolCatalogEntry, ToolCatalogEntryWithSchema, ToolMarker, ToolOrigin, ToolSource, ToolSpec, WaitInput,
+    WaitReason, WaitingResult, is_valid_host_source, namespace_tool, namespace_tool_with,
+};
 pub use codemode_mcp::{McpServer, McpTool};
 pub use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
 pub use error::{BuildError, SurfaceError};
 pub use host::{CodeModeEvent, EventSink, NestedCall, NoEvents, RunScope, ToolError, ToolHost, ToolOutcome};
-pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory, typescript_transform_count};
-#[cfg(feature = "redis")]
-pub use store::RedisRunStore;
-pub use store::envelope::StateKey;
-pub use store::shared::INTERRUPTED;
-pub use store::{FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, RunStore, StoreError, open_run_store};
+pub use runtime::{CodeMode, CodeModeBuilder, SandboxFactory};
 pub use surface::{
     EXEC_TOOL, MCP_SERVER_LIST_MAX_CHARS, ModelSurface, RunOptions, SURFACE_MAX_CHARS, ToolDefinition,
     WAIT_TOOL, definition_chars, exec_guidance, exec_hook_metadata, mcp_server_list,

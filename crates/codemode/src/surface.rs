@@ -3,8 +3,8 @@
 
 use codemode_catalog::{QUICK_INDEX_MAX_CHARS, QuickIndexOptions, VisibleNamespace};
 use codemode_core::hint::string_literal;
-use codemode_core::wire::{exec_input_schema, wait_input_schema};
 use codemode_core::{ExecInput, Language, NamespaceContext, ToolSpec};
+use codemode_core::{exec_input_schema, wait_input_schema};
 use codemode_mcp::{McpServerSummary, SERVER_TITLE_MAX_CHARS};
 use serde_json::{Value, json};
 
@@ -295,7 +295,10 @@ impl CodeMode {
     /// run has tools (not disabled, not a raw model call) and the host handed over at least one tool.
     pub fn is_active(&self, options: &RunOptions) -> bool {
         let inner = &self.inner;
-        inner.config.enabled && !options.tools_disabled && !options.raw_model_call && !inner.tools.is_empty()
+        inner.config.is_enabled()
+            && !options.tools_disabled
+            && !options.raw_model_call
+            && !inner.tools.is_empty()
     }
 
     /// The tools the model sees for a run with `options`.
@@ -323,7 +326,7 @@ impl CodeMode {
             mcp_servers: servers.as_deref(),
             namespaces: &namespaces,
         };
-        let input_schema = exec_input_schema(&inner.config.languages);
+        let input_schema = exec_input_schema(inner.config.languages());
         let mut definition = ToolDefinition {
             name: EXEC_TOOL.into(),
             description: exec_description("", &parts),

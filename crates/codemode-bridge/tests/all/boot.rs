@@ -9,16 +9,7 @@ use serde_json::{Value, json};
 
 pub fn entry(id: &str, source: ToolSource) -> ToolCatalogEntry {
     let name = id.rsplit(':').next().unwrap_or(id).to_owned();
-    ToolCatalogEntry {
-        id: id.into(),
-        name,
-        label: None,
-        description: format!("The {id} tool."),
-        source,
-        source_name: None,
-        input: "{ query: string }".into(),
-        output: None,
-    }
+    ToolCatalogEntry::new(id, name, format!("The {id} tool."), source, "{ query: string }")
 }
 
 /// An MCP guest table of `(identifier, exact name, tool identifiers, resources and prompts)`; each

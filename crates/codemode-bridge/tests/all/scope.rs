@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codemode_bridge::{BridgeError, NamespaceTable, serialize_namespace};
-use codemode_core::namespace::PATH_SEPARATOR;
+use codemode_core::PATH_SEPARATOR;
 use codemode_core::{NamespaceRegistration, ScopeValue, namespace_tool, namespace_tool_with};
 use serde_json::{Value, json};
 

@@ -153,6 +153,17 @@ fn guest_views_omit_mcp_entries() {
     assert!(catalog.search("create an issue", 10).iter().all(|e| e.source != ToolSource::Mcp));
     assert!(matches!(catalog.describe("mcp:github:create_issue"), Err(CatalogError::McpTool { .. })));
     assert!(matches!(catalog.guest_entry("mcp:github:create_issue"), Err(CatalogError::McpTool { .. })));
+    // `guest_spec` (what tools.call runs) refuses exactly what `guest_entry` refuses, with its message.
+    for id in ["mcp:github:create_issue", "openclaw:core:mesage", "nope"] {
+        assert_eq!(
+            catalog.guest_spec(id).map(|s| s.name.clone()).map_err(|e| e.to_string()),
+            catalog.guest_entry(id).map(|e| e.name.clone()).map_err(|e| e.to_string()),
+            "{id}"
+        );
+        assert!(catalog.guest_spec(id).is_err(), "{id}");
+    }
+    assert_eq!(catalog.guest_spec("openclaw:core:message").map(|s| s.name.as_str()), Ok("message"));
+    assert_eq!(catalog.guest_spec("client:app:select_file").map(|s| s.owner.as_str()), Ok("app"));
     assert!(catalog.convenience_name("mcp:github:create_issue").is_none());
     // The host-side dispatch view still has it.
     assert_eq!(

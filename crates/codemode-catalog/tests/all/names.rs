@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use codemode_catalog::names::normalize_tool_name;
+use codemode_catalog::normalize_tool_name;
 use codemode_catalog::{Catalog, CatalogDiagnostic, CatalogOptions, RefusedName, safe_tool_name};
 use codemode_core::ident::is_identifier;
 use codemode_core::{ToolOrigin, ToolSpec};

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use codemode_catalog::namespace::MAX_SCOPE_DEPTH;
+use codemode_catalog::MAX_SCOPE_DEPTH;
 use codemode_catalog::{Catalog, CatalogOptions, NamespaceError, NamespaceRegistry};
-use codemode_core::namespace::PATH_SEPARATOR;
+use codemode_core::PATH_SEPARATOR;
 use codemode_core::{
     NamespaceContext, NamespaceRegistration, ScopeValue, ToolOrigin, ToolSpec, namespace_tool,
     namespace_tool_with,

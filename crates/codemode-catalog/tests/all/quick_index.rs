@@ -1,7 +1,7 @@
 //! The quick index: format, sources, bound, truncation preferences, determinism.
 
-use codemode_catalog::quick_index::{omitted_footer, quick_index_line};
 use codemode_catalog::{Catalog, CatalogOptions, QUICK_INDEX_MAX_CHARS, QuickIndexOptions};
+use codemode_catalog::{omitted_footer, quick_index_line};
 use codemode_core::{ToolOrigin, ToolSpec};
 use serde_json::json;
 
@@ -147,7 +147,7 @@ fn input_hints_shrink_before_anything_is_omitted() {
     assert_eq!(text.lines().count(), 72);
     assert!(text.chars().count() <= QUICK_INDEX_MAX_CHARS);
     // When even the last step does not fit, every listed input hint is within its budget.
-    let last = *codemode_catalog::quick_index::INPUT_HINT_STEPS.last().expect("steps");
+    let last = *codemode_catalog::INPUT_HINT_STEPS.last().expect("steps");
     let tight = catalog.quick_index(&QuickIndexOptions::default().with_max_chars(full.chars().count() / 4));
     assert!(tight.ends_with("or ALL_TOOLS)"));
     for line in tight.lines().filter(|l| l.starts_with('"')) {

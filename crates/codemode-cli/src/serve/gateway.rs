@@ -9,8 +9,11 @@ use codemode::{AbortSignal, RunScope};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
+// MCP logging is deprecated by SEP-2577, but it is what clients show today (nested-call projection).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
@@ -36,7 +39,8 @@ pub(super) struct GatewayInner {
     pub(super) upstreams: tokio::sync::Mutex<Vec<Upstream>>,
     /// Current engine first; older generations are kept while they hold suspended runs.
     pub(super) engines: RwLock<Vec<Arc<Engine>>>,
-    pub(super) run_owner: Mutex<HashMap<String, usize>>,
+    /// The catalog generation ([`Engine::generation`]) holding each suspended run.
+    pub(super) run_owner: Mutex<HashMap<String, u64>>,
     pub(super) projection: Arc<Projection>,
     pub(super) changed: Arc<Changed>,
     /// Catalog builds so far (1 after start; +1 per rebuild after `list_changed`).
@@ -335,8 +339,8 @@ impl Gateway {
             module_cache: inner.config.module_cache.clone(),
             run_store: inner.config.run_store.clone(),
         };
-        let engine = Arc::new(Engine::build(options)?);
-        if !inner.config.code_mode.enabled {
+        let engine = Engine::build(options)?;
+        if !inner.config.code_mode.is_enabled() {
             let upstream_names: BTreeSet<&str> = raw.iter().map(|(server, _, _)| server.as_str()).collect();
             let own: Vec<Value> = engine.surface_json()["tools"]
                 .as_array()
@@ -352,8 +356,8 @@ impl Gateway {
         }
         {
             let mut engines = inner.engines.write().unwrap_or_else(|p| p.into_inner());
-            engines.insert(0, engine);
-            inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let generation = inner.generation.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            engines.insert(0, Arc::new(engine.with_generation(generation)));
             keep_generations(&mut engines);
         }
         *inner.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
@@ -377,11 +381,9 @@ impl Gateway {
         let generation = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner()).get(run_id).copied();
         let engines = self.inner.engines.read().unwrap_or_else(|p| p.into_inner());
         match generation {
-            Some(id) => engines
-                .iter()
-                .find(|e| Arc::as_ptr(e) as usize == id)
-                .cloned()
-                .unwrap_or_else(|| engines[0].clone()),
+            Some(id) => {
+                engines.iter().find(|e| e.generation() == id).cloned().unwrap_or_else(|| engines[0].clone())
+            }
             None => engines[0].clone(),
         }
     }
@@ -394,7 +396,7 @@ impl Gateway {
         let engines = {
             let mut engines = self.inner.engines.write().unwrap_or_else(|p| p.into_inner());
             let waiting = result.get("status").and_then(Value::as_str) == Some("waiting");
-            if waiting && !engines.iter().any(|e| Arc::ptr_eq(e, engine)) {
+            if waiting && !engines.iter().any(|e| e.generation() == engine.generation()) {
                 engines.push(engine.clone());
             }
             keep_generations(&mut engines);
@@ -402,7 +404,7 @@ impl Gateway {
         };
         let mut owners = self.inner.run_owner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(run_id) = result.get("runId").and_then(Value::as_str) {
-            owners.insert(run_id.to_owned(), Arc::as_ptr(engine) as usize);
+            owners.insert(run_id.to_owned(), engine.generation());
         }
         owners.retain(|run_id, _| engines.iter().any(|e| e.code_mode().has_run(run_id)));
     }
@@ -625,6 +627,7 @@ impl Gateway {
     }
 
     /// `logging/setLevel` from client `client`.
+    #[allow(deprecated)] // SEP-2577: see the import.
     pub(super) fn client_set_level(
         &self,
         client: &str,
@@ -645,7 +648,7 @@ impl Gateway {
         per_request: bool,
     ) -> ListToolsResult {
         self.inner.projection.attach(client, peer, per_request);
-        if !self.inner.config.code_mode.enabled {
+        if !self.inner.config.code_mode.is_enabled() {
             let tools: Vec<Tool> = self
                 .inner
                 .passthrough
@@ -820,8 +823,9 @@ fn gateway_instructions(server_list: &str) -> String {
 }
 
 impl ServerHandler for Gateway {
+    #[allow(deprecated)] // `enable_logging`, SEP-2577: see the import.
     fn get_info(&self) -> ServerConfig {
-        let instructions = if self.inner.config.code_mode.enabled {
+        let instructions = if self.inner.config.code_mode.is_enabled() {
             gateway_instructions(&self.engine().code_mode().mcp_server_list())
         } else {
             "MCP gateway: the upstream servers' tools, listed and called directly (Code Mode is disabled)."
@@ -839,6 +843,7 @@ impl ServerHandler for Gateway {
         .with_instructions(instructions)
     }
 
+    #[allow(deprecated)] // SEP-2577: see the import.
     async fn set_level(
         &self,
         request: SetLevelRequestParams,

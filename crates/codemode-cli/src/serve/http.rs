@@ -19,8 +19,11 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SetLevelRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
+// MCP logging is deprecated by SEP-2577, but it is what clients show today (nested-call projection).
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -240,6 +243,7 @@ impl ServerHandler for SessionHandler {
         }
     }
 
+    #[allow(deprecated)] // SEP-2577: see the import.
     async fn set_level(
         &self,
         request: SetLevelRequestParams,

@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Instant;
 
 use codemode::{CodeModeEvent, EventSink};
-use rmcp::model::{LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken};
+// MCP logging is deprecated by SEP-2577, but it is what clients show today (nested-call projection).
+#[allow(deprecated)]
+use rmcp::model::LoggingMessageNotificationParam;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 
@@ -66,6 +69,7 @@ pub(super) fn level_rank(level: &str) -> u8 {
     levels.iter().position(|l| *l == level).unwrap_or(0) as u8
 }
 
+#[allow(deprecated)] // `Log` carries the SEP-2577-deprecated logging type: see the import.
 pub(super) enum Outgoing {
     Log(LoggingMessageNotificationParam),
     Progress(ProgressNotificationParam),
@@ -77,6 +81,7 @@ impl Projection {
     /// Remembers client `client` (its first request) and starts the task that sends to it. With
     /// `replace`, a different connection replaces the one known (a client without a session:
     /// every request has its own).
+    #[allow(deprecated)] // `notify_logging_message`, SEP-2577: see the import.
     pub(super) fn attach(&self, client: &str, peer: &Peer<RoleServer>, replace: bool) {
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         let level = match clients.get(client) {
@@ -133,6 +138,7 @@ impl Projection {
     /// with a progress token is open for it: the exec call if it still is, else the wait
     /// continuing the run. The progress value is assigned and queued under one lock, so values
     /// reach the client in increasing order.
+    #[allow(deprecated)] // a logging message, SEP-2577: see the import.
     pub(super) fn send(
         &self,
         client: &str,

@@ -1,11 +1,11 @@
 //! Wire shapes: exec/wait input rules, result serialization, schemas.
 
-use codemode_core::wire::{exec_input_schema, wait_input_schema};
 use codemode_core::{
     CodeModeConfig, CodeModeErrorCode, CodeModeOutput, CodeModeResult, CodeModeTelemetry, CompletedResult,
     ExecInput, FailedResult, Language, PendingToolCall, SourceCounts, ToolCatalogEntry,
     ToolCatalogEntryWithSchema, ToolOrigin, ToolSource, ToolSpec, WaitInput, WaitReason, WaitingResult,
 };
+use codemode_core::{exec_input_schema, wait_input_schema};
 use serde_json::{Value, json};
 
 fn exec(value: Value) -> Result<codemode_core::ExecCell, String> {
@@ -88,26 +88,17 @@ fn wait_input_rules() {
 }
 
 fn telemetry() -> CodeModeTelemetry {
-    CodeModeTelemetry {
-        catalog_size: 3,
-        catalog_by_source: SourceCounts { openclaw: 1, mcp: 1, client: 1 },
-        search_count: 1,
-        describe_count: 0,
-        call_count: 2,
-        model_visible_tools: vec!["exec".into(), "wait".into()],
-    }
+    CodeModeTelemetry::new(3, SourceCounts::new(1, 1, 1), vec!["exec".into(), "wait".into()])
+        .with_counts(1, 0, 2)
 }
 
 #[test]
 fn results_serialize_to_the_spec_shapes() {
-    let completed = CodeModeResult::Completed(CompletedResult {
-        value: json!([1]),
-        output: vec![
-            CodeModeOutput::Text { text: "hi".into() },
-            CodeModeOutput::Json { value: json!({"a": 1}) },
-        ],
-        telemetry: telemetry(),
-    });
+    let completed = CodeModeResult::Completed(CompletedResult::new(
+        json!([1]),
+        vec![CodeModeOutput::Text { text: "hi".into() }, CodeModeOutput::Json { value: json!({"a": 1}) }],
+        telemetry(),
+    ));
     assert_eq!(
         completed.to_json(),
         json!({
@@ -122,18 +113,13 @@ fn results_serialize_to_the_spec_shapes() {
             }
         })
     );
-    let waiting = CodeModeResult::Waiting(WaitingResult {
-        run_id: "run_1".into(),
-        reason: WaitReason::PendingTools,
-        pending_tool_calls: vec![PendingToolCall {
-            call_id: "c1".into(),
-            tool_id: "openclaw:core:slow".into(),
-            input: Some(json!({})),
-        }],
-        output: vec![],
-        replay_safe: false,
-        telemetry: telemetry(),
-    });
+    let suspended = WaitingResult::new(
+        "run_1",
+        WaitReason::PendingTools,
+        vec![PendingToolCall::new("c1", "openclaw:core:slow", Some(json!({})))],
+        telemetry(),
+    );
+    let waiting = CodeModeResult::Waiting(suspended.clone());
     let w = waiting.to_json();
     assert_eq!(w["status"], "waiting");
     assert_eq!(w["runId"], "run_1");
@@ -143,12 +129,17 @@ fn results_serialize_to_the_spec_shapes() {
         json!({ "callId": "c1", "toolId": "openclaw:core:slow", "input": {} })
     );
     assert!(w.get("output").is_none() && w.get("replaySafe").is_none());
-    let failed = CodeModeResult::Failed(FailedResult {
-        error: "boom".into(),
-        code: Some(CodeModeErrorCode::OutputLimitExceeded),
-        output: vec![],
-        telemetry: telemetry(),
-    });
+    let w = CodeModeResult::Waiting(
+        suspended.with_output(vec![CodeModeOutput::Text { text: "so far".into() }]).replay_safe(true),
+    )
+    .to_json();
+    assert_eq!((w["output"][0]["text"].clone(), w["replaySafe"].clone()), (json!("so far"), json!(true)));
+    let failed = CodeModeResult::Failed(FailedResult::new(
+        "boom",
+        Some(CodeModeErrorCode::OutputLimitExceeded),
+        vec![],
+        telemetry(),
+    ));
     assert_eq!(failed.to_json()["code"], "output_limit_exceeded");
     // Round trip.
     for r in [completed, waiting, failed] {
@@ -284,22 +275,28 @@ fn tool_spec_ids_and_entries() {
         ToolSpec::core("m").catalog_id_in(codemode_core::DEFAULT_HOST_SOURCE),
         ToolSpec::core("m").catalog_id()
     );
-    let entry = ToolCatalogEntry {
-        id: "openclaw:core:message".into(),
-        name: "message".into(),
-        label: None,
-        description: "Send".into(),
-        source: ToolSource::Openclaw,
-        source_name: None,
-        input: "{ to: string }".into(),
-        output: None,
-    };
+    let entry = ToolCatalogEntry::new(
+        "openclaw:core:message",
+        "message",
+        "Send",
+        ToolSource::Openclaw,
+        "{ to: string }",
+    );
     assert_eq!(
         serde_json::to_value(&entry).unwrap(),
         json!({ "id": "openclaw:core:message", "name": "message", "description": "Send", "source": "openclaw", "input": "{ to: string }" })
     );
-    let with_schema =
-        ToolCatalogEntryWithSchema { entry, parameters: json!({"type": "object"}), output_schema: None };
+    let labelled = entry
+        .clone()
+        .with_label(Some("Message".into()))
+        .with_source_name(Some("chat".into()))
+        .with_output(Some("{ ok: boolean }".into()));
+    let v = serde_json::to_value(&labelled).unwrap();
+    assert_eq!(
+        (&v["label"], &v["sourceName"], &v["output"]),
+        (&json!("Message"), &json!("chat"), &json!("{ ok: boolean }"))
+    );
+    let with_schema = ToolCatalogEntryWithSchema::new(entry, json!({"type": "object"}), None);
     let v = serde_json::to_value(&with_schema).unwrap();
     assert_eq!(v["parameters"], json!({"type": "object"}));
     assert_eq!(v["id"], "openclaw:core:message");
@@ -327,4 +324,19 @@ fn host_source_names_are_short_lowercase_and_never_another_source() {
     for bad in ["", "mcp", "client", "Host", "2host", "-x", "ho:st", "ho st", "höst", &"a".repeat(33)] {
         assert!(!valid(bad), "{bad:?}");
     }
+}
+
+#[test]
+fn annotation_setters_serialize_as_mcp_hints() {
+    let a = codemode_core::ToolAnnotations::default()
+        .with_read_only_hint(true)
+        .with_destructive_hint(false)
+        .with_idempotent_hint(true)
+        .with_open_world_hint(false);
+    assert!(a.is_read_only());
+    assert_eq!(
+        serde_json::to_value(a).unwrap(),
+        json!({ "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false })
+    );
+    assert_eq!(serde_json::to_value(codemode_core::ToolAnnotations::default()).unwrap(), json!({}));
 }

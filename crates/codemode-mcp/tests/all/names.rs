@@ -2,7 +2,7 @@
 
 use codemode_core::guest::MCP_SERVER_MEMBERS;
 use codemode_core::ident::is_identifier;
-use codemode_mcp::names::{MAX_IDENT_CHARS, NameTable};
+use codemode_mcp::{MAX_IDENT_CHARS, NameTable};
 use proptest::prelude::*;
 
 fn map(names: &[&str]) -> Vec<(String, String)> {

@@ -128,7 +128,7 @@ impl CodeModeBuilder {
     /// `runtime_unavailable` (fail closed).
     pub fn build(self) -> Result<CodeMode, BuildError> {
         let config = self.config;
-        if config.enabled && self.host.is_none() {
+        if config.is_enabled() && self.host.is_none() {
             return Err(BuildError::MissingHost);
         }
         let mut catalog_options = CatalogOptions::default();
@@ -144,9 +144,9 @@ impl CodeModeBuilder {
         boot.all_tools = catalog.guest_entries().cloned().collect();
         boot.convenience = catalog.convenience_names().to_vec();
         boot.mcp = mcp.as_ref().map(McpApi::guest_table);
-        boot.max_result_chars = Some(config.max_output_bytes);
+        boot.max_result_chars = Some(config.max_output_bytes());
         let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
-        let sandbox = if config.enabled {
+        let sandbox = if config.is_enabled() {
             match &self.sandbox_factory {
                 Some(factory) => factory(&config, PRELUDE),
                 None => shared_sandbox(&config, self.module_cache.as_deref()),
@@ -159,7 +159,7 @@ impl CodeModeBuilder {
             Err("code mode is disabled".to_owned())
         };
         if let Err(reason) = &sandbox
-            && config.enabled
+            && config.is_enabled()
         {
             tracing::error!(%reason, "code mode sandbox unavailable; every exec will fail closed");
         }
@@ -232,12 +232,12 @@ fn shared_sandbox(config: &CodeModeConfig, module_cache: Option<&Path>) -> Resul
     static SANDBOXES: OnceLock<Mutex<HashMap<Key, Sandbox>>> = OnceLock::new();
     let cache = SANDBOXES.get_or_init(Default::default);
     let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
-    let key = (config.memory_limit_bytes, module_cache.map(Path::to_path_buf));
+    let key = (config.memory_limit_bytes(), module_cache.map(Path::to_path_buf));
     if let Some(sandbox) = cache.get(&key) {
         return Ok(sandbox.clone());
     }
     let mut sandbox_config = SandboxConfig::default();
-    sandbox_config.memory_limit_bytes = config.memory_limit_bytes;
+    sandbox_config.memory_limit_bytes = config.memory_limit_bytes();
     sandbox_config.cache_dir = key.1.clone();
     let sandbox = Sandbox::new(sandbox_config, PRELUDE)?;
     cache.insert(key, sandbox.clone());

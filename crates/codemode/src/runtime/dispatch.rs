@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use codemode_bridge::{DeliveryExt, DeliveryLimits, HostRequest, call_envelope, decode_request};
 use codemode_core::hint::{HintOptions, input_hint, output_hint};
-use codemode_core::{PendingToolCall, ToolSource};
+use codemode_core::{PendingToolCall, ToolSource, ToolSpec};
 use codemode_mcp::HeaderOptions;
 use codemode_sandbox::{Delivery, HostCall};
 use serde_json::{Map, Value, json};
@@ -115,21 +115,9 @@ impl CodeMode {
                     Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
                 }
             }
-            HostRequest::Call { id, input } | HostRequest::CallValue { id, input }
-                if inner.catalog.guest_entry(&id).is_err() =>
-            {
-                run.counts.call += 1;
-                let message = inner.catalog.guest_entry(&id).err().map(|e| e.to_string()).unwrap_or_default();
-                let _ = input;
-                Handled::Ready(Delivery::reject(message, Some("unknown_tool")))
-            }
-            HostRequest::Call { id, input } => {
-                run.counts.call += 1;
-                self.start_tool(run, call.id, id, input.unwrap_or_else(empty_object), Shape::Envelope)
-            }
+            HostRequest::Call { id, input } => self.call_guest_tool(run, call.id, id, input, Shape::Envelope),
             HostRequest::CallValue { id, input } => {
-                run.counts.call += 1;
-                self.start_tool(run, call.id, id, input.unwrap_or_else(empty_object), Shape::Value)
+                self.call_guest_tool(run, call.id, id, input, Shape::Value)
             }
             HostRequest::Namespace { namespace, path, args } => {
                 run.counts.call += 1;
@@ -153,9 +141,9 @@ impl CodeMode {
                 run.counts.call += 1;
                 let resolved =
                     inner.mcp.as_ref().and_then(|api| api.resolve(&server, &tool)).map(|r| r.catalog_id);
-                match resolved.filter(|id| inner.catalog.get(id).is_some()) {
-                    Some(catalog_id) => {
-                        self.start_tool(run, call.id, catalog_id, Value::Object(input), Shape::Mcp)
+                match resolved.and_then(|id| inner.catalog.spec(&id).map(|spec| (id, spec))) {
+                    Some((catalog_id, spec)) => {
+                        self.start_spec(run, call.id, catalog_id, spec, Value::Object(input), Shape::Mcp)
                     }
                     None => Handled::Ready(Delivery::reject(
                         format!(
@@ -253,13 +241,43 @@ impl CodeMode {
         input: Value,
         shape: Shape,
     ) -> Handled {
-        let inner = &self.inner;
-        let Some(spec) = inner.catalog.spec(&catalog_id) else {
+        let Some(spec) = self.inner.catalog.spec(&catalog_id) else {
             return Handled::Ready(Delivery::reject(
                 format!("unknown tool id {:?}", cut(&catalog_id)),
                 Some("unknown_tool"),
             ));
         };
+        self.start_spec(run, vm_id, catalog_id, spec, input, shape)
+    }
+
+    /// `tools.call` / `tools.callValue`: one catalog lookup decides whether the guest may call
+    /// `id` (an unknown or MCP id is refused with the catalog's message) and finds its spec.
+    fn call_guest_tool(
+        &self,
+        run: &mut RunState,
+        vm_id: u32,
+        id: String,
+        input: Option<Value>,
+        shape: Shape,
+    ) -> Handled {
+        run.counts.call += 1;
+        match self.inner.catalog.guest_spec(&id) {
+            Ok(spec) => self.start_spec(run, vm_id, id, spec, input.unwrap_or_else(empty_object), shape),
+            Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
+        }
+    }
+
+    /// [`start_tool`](Self::start_tool) for a tool whose spec the caller already looked up.
+    fn start_spec(
+        &self,
+        run: &mut RunState,
+        vm_id: u32,
+        catalog_id: String,
+        spec: &ToolSpec,
+        input: Value,
+        shape: Shape,
+    ) -> Handled {
+        let inner = &self.inner;
         let trusted = spec.origin.is_trusted();
         if run.restart_safe {
             let side_effecting = if spec.source() == ToolSource::Mcp {
@@ -328,10 +346,8 @@ impl CodeMode {
             input,
             restart_safe: run.restart_safe,
         };
-        run.in_flight.insert(
-            vm_id,
-            PendingToolCall { call_id, tool_id: catalog_id.clone(), input: Some(nested.input.clone()) },
-        );
+        run.in_flight
+            .insert(vm_id, PendingToolCall::new(call_id, catalog_id.clone(), Some(nested.input.clone())));
         run.shapes.insert(vm_id, shape.code());
         let this = self.clone();
         let tx = run.tx.clone();
@@ -457,7 +473,7 @@ impl CodeMode {
             McpExtra::Resource { .. } => format!("mcp:{server_name}:resources/read"),
             McpExtra::Prompt { .. } => format!("mcp:{server_name}:prompts/get"),
         };
-        run.in_flight.insert(vm_id, PendingToolCall { call_id, tool_id, input: None });
+        run.in_flight.insert(vm_id, PendingToolCall::new(call_id, tool_id, None));
         let scope = run.scope.clone();
         let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();

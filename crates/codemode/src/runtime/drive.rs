@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use codemode_bridge::{BootContext, CellValueError, DeliveryExt, OutputRefusal, lock};
 use codemode_core::{
-    CodeModeErrorCode, CodeModeResult, ExecInput, FailedResult, Language, NamespaceContext,
-    NamespaceRegistration, ScopeValue, WaitInput, WaitReason, WaitingResult,
+    CodeModeErrorCode, CodeModeResult, ExecInput, FailedResult, NamespaceContext, NamespaceRegistration,
+    ScopeValue, WaitInput, WaitReason, WaitingResult,
 };
 use codemode_sandbox::{Delivery, Step};
 use serde_json::Value;
 
+use super::CodeMode;
 use super::dispatch::Handled;
 use super::report::{guest_error_message, unavailable, unreachable_flow};
-use super::{CodeMode, TS_TRANSFORMS};
 use crate::abort::AbortSignal;
 use crate::admission::Refusal;
 use crate::host::RunScope;
@@ -82,15 +82,9 @@ impl CodeMode {
         if abort.is_aborted() {
             return self.aborted(None);
         }
-        let language = match cell.language {
-            Language::TypeScript => {
-                TS_TRANSFORMS.fetch_add(1, Ordering::Relaxed);
-                codemode_ts::Language::TypeScript
-            }
-            _ => codemode_ts::Language::JavaScript,
-        };
+        let language = cell.language;
         // Preparation counts against the run's time budget, off the async workers.
-        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms());
         let source =
             inner.shared.is_some().then(|| (cell.code.clone(), shared::is_typescript(cell.language)));
         let stripped = match prepare::prepare(cell.code, language, deadline, &abort).await {
@@ -105,7 +99,7 @@ impl CodeMode {
                     } else {
                         ""
                     },
-                    inner.config.timeout_ms
+                    inner.config.timeout_ms()
                 );
                 return self.fail(None, CodeModeErrorCode::Timeout, message);
             }
@@ -214,7 +208,7 @@ impl CodeMode {
                 )));
             }
         };
-        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms);
+        let deadline = Instant::now() + Duration::from_millis(inner.config.timeout_ms());
         let Some(snapshot) = run.snapshot.take() else {
             return Ok(Flow::Done(self.fail(
                 Some(&*run),
@@ -272,7 +266,7 @@ impl CodeMode {
         loop {
             // Past maxOutputBytes the run fails, even if the guest caught the refusal or died of it.
             if lock(&run.ledger).output.limit_exceeded() {
-                let limit = self.inner.config.max_output_bytes;
+                let limit = self.inner.config.max_output_bytes();
                 let message = OutputRefusal::LimitExceeded { limit }.to_string();
                 return Flow::Done(self.fail(Some(&*run), CodeModeErrorCode::OutputLimitExceeded, message));
             }
@@ -284,7 +278,7 @@ impl CodeMode {
                 }
                 Ok(Step::Completed { value_json }) => {
                     if run.value.is_none() {
-                        let max = self.inner.config.max_output_bytes;
+                        let max = self.inner.config.max_output_bytes();
                         match codemode_bridge::decode_cell_value_within(value_json.as_deref(), max) {
                             Ok(cell) => {
                                 run.value = Some(cell.value);
@@ -422,7 +416,7 @@ impl CodeMode {
 
     /// Takes a VM slot and `memoryLimitBytes` from the admission budget (queueing if needed).
     async fn admit(&self, abort: &AbortSignal) -> Result<crate::admission::Ticket, Refusal> {
-        self.inner.admission.admit(self.inner.config.memory_limit_bytes, abort).await
+        self.inner.admission.admit(self.inner.config.memory_limit_bytes(), abort).await
     }
 
     fn refused(&self, run: Option<&RunState>, refusal: Refusal) -> CodeModeResult {
@@ -459,25 +453,21 @@ impl CodeMode {
             }
         };
         let bytes = snapshot.stored_bytes() as u64;
-        if bytes > inner.config.max_snapshot_bytes {
+        if bytes > inner.config.max_snapshot_bytes() {
             self.forget(&run);
             let message = format!(
                 "snapshot limit exceeded: the suspended run needs {bytes} bytes; maxSnapshotBytes is {}.",
-                inner.config.max_snapshot_bytes
+                inner.config.max_snapshot_bytes()
             );
             return self.fail(Some(&*run), CodeModeErrorCode::SnapshotLimitExceeded, message);
         }
         run.snapshot = Some(snapshot);
         let output = lock(&run.ledger).output.take_new();
-        let waiting = WaitingResult {
-            run_id: run.run_id.clone(),
-            reason,
-            pending_tool_calls: run.pending_calls(),
-            output,
-            replay_safe: run.restart_safe,
-            telemetry: self.telemetry(&run.counts),
-        };
-        let ttl = Duration::from_secs(inner.config.snapshot_ttl_seconds);
+        let waiting =
+            WaitingResult::new(run.run_id.clone(), reason, run.pending_calls(), self.telemetry(&run.counts))
+                .with_output(output)
+                .replay_safe(run.restart_safe);
+        let ttl = Duration::from_secs(inner.config.snapshot_ttl_seconds());
         if let Some(shared) = &inner.shared
             && let Some(snapshot) = run.snapshot.take()
         {
@@ -485,12 +475,12 @@ impl CodeMode {
         }
         match inner.store.park(run, ttl, &inner.admission) {
             Ok(()) => CodeModeResult::Waiting(waiting),
-            Err(run) => CodeModeResult::Failed(FailedResult {
-                error: TOO_MANY.into(),
-                code: Some(CodeModeErrorCode::InvalidInput),
-                output: waiting.output,
-                telemetry: self.telemetry(&run.counts),
-            }),
+            Err(run) => CodeModeResult::Failed(FailedResult::new(
+                TOO_MANY,
+                Some(CodeModeErrorCode::InvalidInput),
+                waiting.output,
+                self.telemetry(&run.counts),
+            )),
         }
     }
 

@@ -8,7 +8,7 @@ pub(crate) mod drive;
 mod report;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use codemode_catalog::{Catalog, NamespaceRegistry};
 use codemode_core::{CodeModeConfig, ToolSpec};
@@ -22,15 +22,6 @@ use crate::store::local::RunStore as LocalRuns;
 use crate::store::shared::Shared;
 
 pub use build::{CodeModeBuilder, SandboxFactory};
-
-static TS_TRANSFORMS: AtomicU64 = AtomicU64::new(0);
-
-#[doc(hidden)]
-/// How many TypeScript cells this process has transformed (JavaScript cells and disabled Code Mode
-/// never reach the transformer).
-pub fn typescript_transform_count() -> u64 {
-    TS_TRANSFORMS.load(Ordering::Relaxed)
-}
 
 pub(crate) struct Inner {
     pub config: CodeModeConfig,
@@ -63,7 +54,7 @@ pub struct CodeMode {
 impl std::fmt::Debug for CodeMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CodeMode")
-            .field("enabled", &self.inner.config.enabled)
+            .field("enabled", &self.inner.config.is_enabled())
             .field("catalog", &self.inner.catalog.len())
             .field("runs", &self.inner.store.len())
             .field("sandbox", &self.inner.sandbox.as_ref().ok())

@@ -12,30 +12,27 @@ use codemode_bridge::lock;
 impl CodeMode {
     pub(super) fn telemetry(&self, counts: &Counts) -> CodeModeTelemetry {
         let catalog = &self.inner.catalog;
-        CodeModeTelemetry {
-            catalog_size: catalog.len(),
-            catalog_by_source: catalog.counts(),
-            search_count: counts.search,
-            describe_count: counts.describe,
-            call_count: counts.call,
-            model_visible_tools: self.inner.visible_tools.clone(),
-        }
+        CodeModeTelemetry::new(catalog.len(), catalog.counts(), self.inner.visible_tools.clone()).with_counts(
+            counts.search,
+            counts.describe,
+            counts.call,
+        )
     }
 
     pub(super) fn completed(&self, run: &mut RunState, value: Value) -> CodeModeResult {
         let used = lock(&run.ledger).output.used_bytes();
-        if used.saturating_add(run.value_bytes) > self.inner.config.max_output_bytes {
+        if used.saturating_add(run.value_bytes) > self.inner.config.max_output_bytes() {
             return self.value_too_large(run, run.value_bytes);
         }
         let output = lock(&run.ledger).output.take_new();
-        CodeModeResult::Completed(CompletedResult { value, output, telemetry: self.telemetry(&run.counts) })
+        CodeModeResult::Completed(CompletedResult::new(value, output, self.telemetry(&run.counts)))
     }
 
     /// `output_limit_exceeded` for a returned value of `value_bytes` (at least) that does not fit in
     /// `maxOutputBytes` next to the run's output.
     pub(super) fn value_too_large(&self, run: &RunState, value_bytes: u64) -> CodeModeResult {
         let used = lock(&run.ledger).output.used_bytes();
-        let max = self.inner.config.max_output_bytes;
+        let max = self.inner.config.max_output_bytes();
         let value = if value_bytes > max {
             format!("the returned value alone ({value_bytes} bytes or more)")
         } else {
@@ -59,17 +56,12 @@ impl CodeMode {
             Some(run) => (lock(&run.ledger).output.take_new(), run.counts),
             None => (Vec::new(), Counts::default()),
         };
-        CodeModeResult::Failed(FailedResult {
-            error: message.into(),
-            code: code.into(),
-            output,
-            telemetry: self.telemetry(&counts),
-        })
+        CodeModeResult::Failed(FailedResult::new(message, code.into(), output, self.telemetry(&counts)))
     }
 
     /// The `failed` result for exec/wait when Code Mode is off for this runtime.
     pub(super) fn refuse_if_disabled(&self) -> Option<CodeModeResult> {
-        (!self.inner.config.enabled).then(|| {
+        (!self.inner.config.is_enabled()).then(|| {
             self.fail(None, CodeModeErrorCode::InvalidInput, "code mode is not enabled for this run.")
         })
     }
@@ -85,7 +77,7 @@ impl CodeMode {
                 format!(
                     "code mode run timed out: the guest ran past timeoutMs ({} ms). Keep CPU work small, or split it \
                      across cells.",
-                    self.inner.config.timeout_ms
+                    self.inner.config.timeout_ms()
                 ),
             ),
             SandboxError::MemoryExhausted => (

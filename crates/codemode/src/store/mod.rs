@@ -3,7 +3,7 @@
 //! Without a configured store a [`crate::CodeMode`] keeps its suspended runs in its own
 //! in-process map (`local.rs`: the spec's behaviour, live state, nothing serialized). With a
 //! [`RunStore`] ([`CodeModeBuilder::run_store`](crate::CodeModeBuilder::run_store)) every
-//! suspended run is a sealed record (see [`envelope`]) in a store that several runtimes, or
+//! suspended run is a sealed record (versioned, under an HMAC keyed by the [`StateKey`]) in a store that several runtimes, or
 //! several processes, share:
 //!
 //! - [`MemoryRunStore`]: records in this process (runtimes of one process sharing runs; tests);
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-pub mod envelope;
+pub(crate) mod envelope;
 mod file;
 pub(crate) mod local;
 mod memory;
@@ -29,6 +29,7 @@ mod memory;
 mod redis;
 pub(crate) mod shared;
 
+pub use envelope::{EnvelopeError, MIN_KEY_BYTES, StateKey};
 pub use file::FileRunStore;
 pub use local::MAX_SUSPENDED_RUNS;
 pub(crate) use local::{ALREADY_RESUMING, OTHER_AGENT_RUN, OTHER_SESSION, TOO_MANY, UNAVAILABLE};
@@ -86,7 +87,7 @@ pub struct RunRecord {
     pub session_id: String,
     /// Agent run of the `exec` that started the run.
     pub agent_run_id: String,
-    /// The sealed record ([`envelope`]).
+    /// The sealed record (versioned, authenticated with the [`StateKey`]).
     pub sealed: Vec<u8>,
 }
 

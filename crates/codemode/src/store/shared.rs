@@ -56,7 +56,7 @@ const MAX_TTL: Duration = Duration::from_secs(86_400);
 const LEASE_CHECK_EVERY: Duration = Duration::from_millis(500);
 
 /// The message of a nested call that was in flight in a process that stopped.
-pub const INTERRUPTED: &str = "the tool call was interrupted: the gateway process running it stopped before it answered, \
+pub(crate) const INTERRUPTED: &str = "the tool call was interrupted: the gateway process running it stopped before it answered, \
                                so it may or may not have taken effect; check before retrying it";
 
 /// A shared store as one runtime uses it.
@@ -405,20 +405,20 @@ pub(crate) async fn park(
     match shared.store.park(record, ttl, changes).await {
         Ok(Parked::Stored) => {}
         Ok(Parked::Full) => {
-            return CodeModeResult::Failed(FailedResult {
-                error: TOO_MANY.into(),
-                code: Some(CodeModeErrorCode::InvalidInput),
-                output: waiting.output,
-                telemetry: waiting.telemetry,
-            });
+            return CodeModeResult::Failed(FailedResult::new(
+                TOO_MANY,
+                Some(CodeModeErrorCode::InvalidInput),
+                waiting.output,
+                waiting.telemetry,
+            ));
         }
         Ok(Parked::Gone) => {
-            return CodeModeResult::Failed(FailedResult {
-                error: UNAVAILABLE.into(),
-                code: Some(CodeModeErrorCode::InvalidInput),
-                output: waiting.output,
-                telemetry: waiting.telemetry,
-            });
+            return CodeModeResult::Failed(FailedResult::new(
+                UNAVAILABLE,
+                Some(CodeModeErrorCode::InvalidInput),
+                waiting.output,
+                waiting.telemetry,
+            ));
         }
         Err(e) => {
             let mut failed = store_failure(cm, None, &e);
@@ -498,7 +498,7 @@ pub(crate) async fn wait(
     abort: &AbortSignal,
 ) -> CodeModeResult {
     let config = cm.config();
-    let hold = claim_hold(config.timeout_ms);
+    let hold = claim_hold(config.timeout_ms());
     let claimed = match shared
         .store
         .claim(&input.run_id, &scope.session_id, &scope.agent_run_id, &shared.instance, hold)
@@ -565,7 +565,7 @@ async fn restore_state(
         return Err(refuse(OTHER_AGENT_RUN.into()));
     }
     let config = cm.config();
-    let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
+    let deadline = Instant::now() + Duration::from_millis(config.timeout_ms());
     let language =
         if state.typescript { codemode_ts::Language::TypeScript } else { codemode_ts::Language::JavaScript };
     let source = match prepare::prepare(state.code.clone(), language, deadline, abort).await {
@@ -643,8 +643,7 @@ async fn restore_state(
         if let Some(shape) = call.shape {
             run.shapes.insert(id, shape);
         }
-        run.in_flight
-            .insert(id, PendingToolCall { call_id: call.call_id, tool_id: call.tool_id, input: call.input });
+        run.in_flight.insert(id, PendingToolCall::new(call.call_id, call.tool_id, call.input));
     }
     run.yields = state.yields;
     run.value = state.value;

@@ -209,13 +209,13 @@ async fn a_wait_refused_busy_loses_nothing() {
         other.exec(&scoped(2), ExecInput::code("return await tools.approve_me({});")).await
     });
     until(|| admission.usage().vms == 1).await;
-    assert_busy(&f.cm.wait(&scoped(1), WaitInput { run_id: id.clone() }).await);
+    assert_busy(&f.cm.wait(&scoped(1), WaitInput::new(id.clone())).await);
     assert!(f.cm.has_run(&id), "the refused wait left the run parked");
     f.host.approve("openclaw:core:approve_me");
     value(&holder.await.unwrap());
-    let mut r = f.cm.wait(&scoped(1), WaitInput { run_id: id.clone() }).await;
+    let mut r = f.cm.wait(&scoped(1), WaitInput::new(id.clone())).await;
     while let CodeModeResult::Waiting(w) = &r {
-        r = f.cm.wait(&scoped(1), WaitInput { run_id: w.run_id.clone() }).await;
+        r = f.cm.wait(&scoped(1), WaitInput::new(w.run_id.clone())).await;
     }
     assert_eq!(value(&r), json!("slow done"));
 }
@@ -262,7 +262,7 @@ async fn performance_now_counts_from_the_run_start() {
 async fn a_full_sandbox_pool_is_busy_without_rust_names() {
     let factory: codemode::SandboxFactory = Arc::new(|config, prelude| {
         let mut c = codemode::SandboxConfig::default();
-        c.memory_limit_bytes = config.memory_limit_bytes;
+        c.memory_limit_bytes = config.memory_limit_bytes();
         c.max_live_vms = 2;
         codemode::Sandbox::new(c, prelude)
     });

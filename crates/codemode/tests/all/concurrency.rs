@@ -28,7 +28,7 @@ async fn fifty_parallel_runs_end_completed_or_failed_and_leave_the_store_empty()
             while let CodeModeResult::Waiting(w) = &result {
                 waits += 1;
                 assert!(waits < 20, "run {i} never finished");
-                result = f.cm.wait(&scope, WaitInput { run_id: w.run_id.clone() }).await;
+                result = f.cm.wait(&scope, WaitInput::new(w.run_id.clone())).await;
             }
             (i, waits, result)
         }));
@@ -49,7 +49,7 @@ async fn fifty_parallel_runs_end_completed_or_failed_and_leave_the_store_empty()
                 assert_eq!(c.value, expected, "run {i}");
             }
             CodeModeResult::Failed(failed) => assert!(failed.code.is_some(), "run {i}: {failed:?}"),
-            CodeModeResult::Waiting(_) => unreachable!(),
+            other => panic!("run {i} ended {}", other.status()),
         }
     }
     assert!(suspended >= 17, "a third of the runs suspend ({suspended})");

@@ -140,7 +140,7 @@ async fn a_long_step_does_not_hold_up_other_tasks() {
 async fn caller_thread_runs_never_pile_up_vms() {
     let factory: SandboxFactory = Arc::new(|config, prelude| {
         let mut c = codemode::SandboxConfig::default();
-        c.memory_limit_bytes = config.memory_limit_bytes;
+        c.memory_limit_bytes = config.memory_limit_bytes();
         c.max_live_vms = 24;
         codemode::Sandbox::new(c, prelude)
     });

@@ -127,7 +127,7 @@ async fn at_most_64_runs_are_suspended_at_once_by_every_runtime_together() {
     let admission = Admission::new(AdmissionLimits::default());
     let (a, b) = (sharing(&admission), sharing(&admission));
     let park = "await yield_control(); return 1;";
-    for i in 0..codemode::MAX_SUSPENDED_RUNS {
+    for i in 0..codemode::store::MAX_SUSPENDED_RUNS {
         let cm = if i % 2 == 0 { &a } else { &b };
         run_id(&cm.exec(&scope(), ExecInput::code(park)).await);
     }
@@ -159,7 +159,7 @@ async fn session_end_discards_its_runs_only() {
     let theirs = run_id(&theirs);
     assert_eq!(f.cm.end_session("session-1"), 1);
     assert_eq!(error(&f.wait(&mine).await), "code mode run is unavailable or expired.");
-    assert_eq!(value(&f.cm.wait(&other_scope, WaitInput { run_id: theirs }).await), json!(2));
+    assert_eq!(value(&f.cm.wait(&other_scope, WaitInput::new(theirs)).await), json!(2));
 }
 
 #[tokio::test]
@@ -190,7 +190,7 @@ async fn a_host_abort_fails_the_run_with_aborted_and_parks_nothing() {
     let id = run_id(&f.run("await yield_control(); return await tools.approve_me({});").await);
     let signal = AbortSignal::new();
     let trigger = signal.clone();
-    let (r, _) = tokio::join!(f.cm.wait_with(&s, WaitInput { run_id: id.clone() }, signal), async {
+    let (r, _) = tokio::join!(f.cm.wait_with(&s, WaitInput::new(id.clone()), signal), async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         trigger.abort();
     });

@@ -10,10 +10,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use codemode::store::{ClaimError, Claimed, ParkChanges, Parked, Progress, RunRecord};
+use codemode::store::{
+    ClaimError, Claimed, ParkChanges, Parked, Progress, RunRecord, RunStore, StateKey, StoreError,
+};
 use codemode::{
-    CodeMode, CodeModeConfig, CodeModeResult, ExecInput, NestedCall, RunScope, RunStore, StateKey,
-    StoreError, ToolAnnotations, ToolError, ToolHost, ToolOutcome, ToolSpec, WaitInput, WaitReason,
+    CodeMode, CodeModeConfig, CodeModeResult, ExecInput, NestedCall, RunScope, ToolAnnotations, ToolError,
+    ToolHost, ToolOutcome, ToolSpec, WaitInput, WaitReason,
 };
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -74,7 +76,7 @@ impl ToolHost for Host {
 }
 
 pub fn tools() -> Vec<ToolSpec> {
-    let read_only = ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() };
+    let read_only = ToolAnnotations::default().with_read_only_hint(true);
     vec![
         ToolSpec::core("lookup").description("Look something up").annotations(read_only),
         ToolSpec::core("send").description("Send something"),
@@ -140,7 +142,7 @@ impl Replica {
     }
 
     pub async fn wait(&self, run_id: &str) -> CodeModeResult {
-        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput { run_id: run_id.to_owned() }).await
+        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput::new(run_id.to_owned())).await
     }
 
     /// Waits until the run is not `waiting` any more (at most `rounds` waits).
@@ -229,7 +231,11 @@ pub async fn a_call_of_a_stopped_replica_reaches_the_guest_as_interrupted(store:
     let r = b.finish(&run, 40).await;
     let value = completed(&r);
     assert_eq!(value["code"], "interrupted", "{value}");
-    assert_eq!(value["message"], codemode::INTERRUPTED);
+    assert_eq!(
+        value["message"],
+        "the tool call was interrupted: the gateway process running it stopped before it answered, so it may or \
+         may not have taken effect; check before retrying it"
+    );
     assert_eq!(b.host.calls.load(Ordering::SeqCst), 0, "a call that may have side effects is not run again");
 }
 

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codemode::{CodeModeResult, FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, RunStore};
+use codemode::CodeModeResult;
+use codemode::store::{FileRunStore, MAX_SUSPENDED_RUNS, MemoryRunStore, RunStore};
 use serde_json::json;
 
 use crate::shared_runs::*;

@@ -128,7 +128,7 @@ impl EventSink for Recorder {
 }
 
 pub fn read_only() -> ToolAnnotations {
-    ToolAnnotations { read_only_hint: Some(true), ..ToolAnnotations::default() }
+    ToolAnnotations::default().with_read_only_hint(true)
 }
 
 /// The fixture catalog: core, plugin, MCP and client tools, a direct-only tool and a control tool.
@@ -278,7 +278,7 @@ impl Fixture {
     }
 
     pub async fn wait(&self, run_id: &str) -> CodeModeResult {
-        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput { run_id: run_id.to_owned() }).await
+        self.cm.wait(&scope().with_call_id("call-wait"), WaitInput::new(run_id.to_owned())).await
     }
 }
 
