@@ -12,6 +12,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::validate::{Invalid, Object, expected, index, unknown_value};
+
 /// The JSON path every error is reported under.
 const ROOT: &str = "tools.codeMode";
 
@@ -154,6 +156,12 @@ impl ConfigError {
     }
 }
 
+impl From<Invalid> for ConfigError {
+    fn from(e: Invalid) -> ConfigError {
+        ConfigError { path: e.path, message: e.message }
+    }
+}
+
 const KEYS: &[&str] = &[
     "enabled",
     "runtime",
@@ -179,42 +187,23 @@ impl CodeModeConfig {
     pub fn from_json(value: &Value) -> Result<CodeModeConfig, ConfigError> {
         let object = match value {
             Value::Bool(enabled) => return Ok(CodeModeConfig { enabled: *enabled, ..Default::default() }),
-            Value::Object(object) => object,
-            other => {
-                return Err(ConfigError::new(
-                    ROOT,
-                    format!("expected true, false or an object, got {}", describe(other)),
-                ));
-            }
+            Value::Object(_) => Object::new(value, ROOT)?,
+            other => return Err(ConfigError::new(ROOT, expected("true, false or an object", other))),
         };
         let mut config = CodeModeConfig::default();
-        for key in object.keys() {
-            if !KEYS.contains(&key.as_str()) {
-                return Err(ConfigError::new(
-                    format!("{ROOT}.{key}"),
-                    crate::suggest::unknown_key(key, KEYS),
-                ));
-            }
-        }
-        if let Some(v) = object.get("enabled") {
-            config.enabled = v.as_bool().ok_or_else(|| {
-                ConfigError::new(
-                    format!("{ROOT}.enabled"),
-                    format!("expected a boolean, got {}", describe(v)),
-                )
-            })?;
-        }
+        object.only(KEYS)?;
+        config.enabled = object.bool("enabled")?;
         if let Some(v) = object.get("runtime") {
-            expect_literal(v, "runtime", "quickjs-wasi")?;
+            expect_literal(v, &object.child("runtime"), "quickjs-wasi")?;
         }
         if let Some(v) = object.get("mode") {
-            expect_literal(v, "mode", "only")?;
+            expect_literal(v, &object.child("mode"), "only")?;
         }
         if let Some(v) = object.get("languages") {
-            config.languages = parse_languages(v)?;
+            config.languages = parse_languages(v, &object.child("languages"))?;
         }
         let number = |key: &str, (default, bounds): (u64, Bounds)| -> Result<u64, ConfigError> {
-            object.get(key).map_or(Ok(default), |v| clamp_integer(v, key, bounds))
+            object.get(key).map_or(Ok(default), |v| clamp_integer(v, &object.child(key), bounds))
         };
         config.timeout_ms = number("timeoutMs", limits::TIMEOUT_MS)?;
         config.memory_limit_bytes = number("memoryLimitBytes", limits::MEMORY_LIMIT_BYTES)?;
@@ -227,7 +216,7 @@ impl CodeModeConfig {
         config.search_default_limit = object
             .get("searchDefaultLimit")
             .map_or(Ok(limits::SEARCH_DEFAULT_LIMIT), |v| {
-                clamp_integer(v, "searchDefaultLimit", search_bounds)
+                clamp_integer(v, &object.child("searchDefaultLimit"), search_bounds)
             })?
             .clamp(search_bounds.min, search_bounds.max) as u32;
         Ok(config)
@@ -257,22 +246,21 @@ impl CodeModeConfig {
     }
 }
 
-fn expect_literal(value: &Value, key: &str, allowed: &str) -> Result<(), ConfigError> {
+fn expect_literal(value: &Value, path: &str, allowed: &str) -> Result<(), ConfigError> {
     match value.as_str() {
         Some(s) if s == allowed => Ok(()),
-        _ => Err(ConfigError::new(
-            format!("{ROOT}.{key}"),
-            format!("unsupported value {}; the only supported value is \"{allowed}\"", describe(value)),
-        )),
+        _ => {
+            Err(ConfigError::new(path, expected(&format!("\"{allowed}\" (the only supported value)"), value)))
+        }
     }
 }
 
-fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
-    let path = format!("{ROOT}.languages");
+fn parse_languages(value: &Value, path: &str) -> Result<Vec<Language>, ConfigError> {
+    const NAMES: &[&str] = &["javascript", "typescript"];
     let Some(items) = value.as_array() else {
         return Err(ConfigError::new(
             path,
-            format!("expected an array of \"javascript\" and/or \"typescript\", got {}", describe(value)),
+            expected("an array of \"javascript\" and/or \"typescript\"", value),
         ));
     };
     if items.is_empty() {
@@ -283,16 +271,16 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
     }
     let mut languages = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let language = item.as_str().and_then(Language::parse).ok_or_else(|| {
-            let what = match item.as_str() {
-                Some("") => "an empty string".to_owned(),
-                _ => describe(item),
-            };
-            ConfigError::new(
-                format!("{path}[{i}]"),
-                format!("unsupported language {what}; allowed: \"javascript\", \"typescript\""),
-            )
-        })?;
+        let language = match item.as_str() {
+            Some(name) => Language::parse(name)
+                .ok_or_else(|| ConfigError::new(index(path, i), unknown_value("language", name, NAMES)))?,
+            None => {
+                return Err(ConfigError::new(
+                    index(path, i),
+                    expected("\"javascript\" or \"typescript\"", item),
+                ));
+            }
+        };
         if !languages.contains(&language) {
             languages.push(language);
         }
@@ -301,15 +289,13 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
     Ok(languages)
 }
 
-fn clamp_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigError> {
+fn clamp_integer(value: &Value, path: &str, bounds: Bounds) -> Result<u64, ConfigError> {
     let err = || {
         ConfigError::new(
-            format!("{ROOT}.{key}"),
-            format!(
-                "expected an integer (range {}-{}, out-of-range values are clamped), got {}",
-                bounds.min,
-                bounds.max,
-                describe(value)
+            path,
+            expected(
+                &format!("an integer (range {}-{}, out-of-range values are clamped)", bounds.min, bounds.max),
+                value,
             ),
         )
     };
@@ -324,18 +310,4 @@ fn clamp_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, Config
         Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { bounds.min } else { bounds.max }),
         _ => Err(err()),
     }
-}
-
-/// A short description of a JSON value for error messages.
-fn describe(value: &Value) -> String {
-    let text = value.to_string();
-    let kind = match value {
-        Value::Null => return "null".to_owned(),
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
 }

@@ -10,6 +10,8 @@
 //! - [`hint`]: JSON Schema -> compact TypeScript-style hints (bounded, deterministic, never panicking).
 //! - [`ident`]: JavaScript identifier rules and deterministic normalization of unsafe names.
 //! - [`namespace`]: internal namespace registrations and their per-run scopes (data + tool markers).
+//! - [`validate`] (with [`suggest`]): the one validation style of every JSON file and config read:
+//!   the JSON path, what is allowed, what was found, and did-you-mean for unknown keys and values.
 //!
 //! This crate depends on neither wasmtime, oxc, tokio nor rmcp.
 //!
@@ -41,6 +43,7 @@ pub mod ident;
 pub mod namespace;
 pub mod suggest;
 pub mod tool;
+pub mod validate;
 pub mod wire;
 
 pub use config::{CodeModeConfig, ConfigError, Language};

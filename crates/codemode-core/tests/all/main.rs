@@ -5,4 +5,5 @@ mod fuzz;
 mod guest;
 mod hint;
 mod ident;
+mod validate;
 mod wire;
