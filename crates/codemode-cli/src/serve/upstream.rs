@@ -484,7 +484,7 @@ pub(super) async fn connect(
             }
         }
         UpstreamTransport::Sse => {
-            let transport = remote::SseTransport::connect(name, url, &command.headers).await?;
+            let transport = super::sse::SseTransport::connect(name, url, &command.headers).await?;
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, None)),
                 Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),
