@@ -10,6 +10,7 @@
 //! - [`hint`]: JSON Schema -> compact TypeScript-style hints (bounded, deterministic, never panicking).
 //! - [`ident`]: JavaScript identifier rules and deterministic normalization of unsafe names.
 //! - [`namespace`]: internal namespace registrations and their per-run scopes (data + tool markers).
+//! - [`text`]: character-bounded truncation of texts users and models see.
 //! - [`validate`] (with [`suggest`]): the one validation style of every JSON file and config read:
 //!   the JSON path, what is allowed, what was found, and did-you-mean for unknown keys and values.
 //!
@@ -42,6 +43,7 @@ pub mod hint;
 pub mod ident;
 pub mod namespace;
 pub mod suggest;
+pub mod text;
 pub mod tool;
 pub mod validate;
 pub mod wire;

@@ -407,11 +407,7 @@ impl Drop for InFlight {
 }
 
 pub(super) fn short(text: &str) -> String {
-    let mut out: String = text.chars().take(500).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
+    codemode_core::text::char_prefix(text, 500)
 }
 
 #[async_trait]
