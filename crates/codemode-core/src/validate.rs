@@ -43,12 +43,6 @@ impl Invalid {
     }
 }
 
-impl From<(String, String)> for Invalid {
-    fn from((path, message): (String, String)) -> Invalid {
-        Invalid { path, message }
-    }
-}
-
 /// The path of member `key` under `path`: `.key` for an identifier-like key, `["a b"]` otherwise.
 pub fn child(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
@@ -133,11 +127,6 @@ impl<'a> Object<'a> {
     /// Member `key`, if present.
     pub fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key)
-    }
-
-    /// The members, in document order.
-    pub fn map(&self) -> &'a Map<String, Value> {
-        self.map
     }
 
     /// Fails on the first key not in `allowed`, with a did-you-mean hint.
