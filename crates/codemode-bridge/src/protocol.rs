@@ -405,10 +405,7 @@ impl Fields<'_> {
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {
-    match s.char_indices().nth(max_chars) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
+    codemode_core::text::char_prefix(s, max_chars)
 }
 
 /// How a host -> guest reply is bounded.

@@ -512,9 +512,5 @@ fn parameter_texts(schema: &Value) -> (Vec<&str>, Vec<&str>) {
 
 /// At most 200 characters of a guest-supplied id, for error messages.
 pub(crate) fn shorten(id: &str) -> String {
-    let mut out: String = id.chars().take(200).collect();
-    if out.len() < id.len() {
-        out.push('…');
-    }
-    out
+    codemode_core::text::char_prefix(id, 200)
 }

@@ -12,6 +12,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::validate::{Invalid, Object, expected, index, unknown_value};
+
 /// The JSON path every error is reported under.
 const ROOT: &str = "tools.codeMode";
 
@@ -297,6 +299,12 @@ impl ConfigError {
 /// Why an empty language list is refused.
 const NO_LANGUAGE: &str = "must list at least one language (\"javascript\", \"typescript\"); to turn Code Mode off set enabled: false";
 
+impl From<Invalid> for ConfigError {
+    fn from(e: Invalid) -> ConfigError {
+        ConfigError { path: e.path, message: e.message }
+    }
+}
+
 const KEYS: &[&str] = &[
     "enabled",
     "runtime",
@@ -322,45 +330,25 @@ impl CodeModeConfig {
     pub fn from_json(value: &Value) -> Result<CodeModeConfig, ConfigError> {
         let object = match value {
             Value::Bool(enabled) => return Ok(CodeModeConfig::default().with_enabled(*enabled)),
-            Value::Object(object) => object,
-            other => {
-                return Err(ConfigError::new(
-                    ROOT,
-                    format!("expected true, false or an object, got {}", describe(other)),
-                ));
-            }
+            Value::Object(_) => Object::new(value, ROOT)?,
+            other => return Err(ConfigError::new(ROOT, expected("true, false or an object", other))),
         };
         let mut config = CodeModeConfig::default();
-        for key in object.keys() {
-            if !KEYS.contains(&key.as_str()) {
-                return Err(ConfigError::new(
-                    format!("{ROOT}.{key}"),
-                    crate::suggest::unknown_key(key, KEYS),
-                ));
-            }
-        }
-        if let Some(v) = object.get("enabled") {
-            let enabled = v.as_bool().ok_or_else(|| {
-                ConfigError::new(
-                    format!("{ROOT}.enabled"),
-                    format!("expected a boolean, got {}", describe(v)),
-                )
-            })?;
-            config = config.with_enabled(enabled);
-        }
+        object.only(KEYS)?;
+        config = config.with_enabled(object.bool("enabled")?);
         if let Some(v) = object.get("runtime") {
-            expect_literal(v, "runtime", "quickjs-wasi")?;
+            expect_literal(v, &object.child("runtime"), "quickjs-wasi")?;
         }
         if let Some(v) = object.get("mode") {
-            expect_literal(v, "mode", "only")?;
+            expect_literal(v, &object.child("mode"), "only")?;
         }
         if let Some(v) = object.get("languages") {
-            config = config.with_languages(parse_languages(v)?)?;
+            config = config.with_languages(parse_languages(v, &object.child("languages"))?)?;
         }
         // Each number is read as an integer (saturating) and clamped by its setter: the setters are
         // the only clamp.
         let number = |key: &str, (default, bounds): (u64, Bounds)| -> Result<u64, ConfigError> {
-            object.get(key).map_or(Ok(default), |v| read_integer(v, key, bounds))
+            object.get(key).map_or(Ok(default), |v| read_integer(v, &object.child(key), bounds))
         };
         let small = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
         config = config
@@ -377,7 +365,7 @@ impl CodeModeConfig {
         let search_bounds = Bounds::new(1, u64::from(config.max_search_limit));
         let search_default =
             object.get("searchDefaultLimit").map_or(Ok(limits::SEARCH_DEFAULT_LIMIT), |v| {
-                read_integer(v, "searchDefaultLimit", search_bounds)
+                read_integer(v, &object.child("searchDefaultLimit"), search_bounds)
             })?;
         Ok(config.with_search_default_limit(small(search_default)))
     }
@@ -406,22 +394,21 @@ impl CodeModeConfig {
     }
 }
 
-fn expect_literal(value: &Value, key: &str, allowed: &str) -> Result<(), ConfigError> {
+fn expect_literal(value: &Value, path: &str, allowed: &str) -> Result<(), ConfigError> {
     match value.as_str() {
         Some(s) if s == allowed => Ok(()),
-        _ => Err(ConfigError::new(
-            format!("{ROOT}.{key}"),
-            format!("unsupported value {}; the only supported value is \"{allowed}\"", describe(value)),
-        )),
+        _ => {
+            Err(ConfigError::new(path, expected(&format!("\"{allowed}\" (the only supported value)"), value)))
+        }
     }
 }
 
-fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
-    let path = format!("{ROOT}.languages");
+fn parse_languages(value: &Value, path: &str) -> Result<Vec<Language>, ConfigError> {
+    const NAMES: &[&str] = &["javascript", "typescript"];
     let Some(items) = value.as_array() else {
         return Err(ConfigError::new(
             path,
-            format!("expected an array of \"javascript\" and/or \"typescript\", got {}", describe(value)),
+            expected("an array of \"javascript\" and/or \"typescript\"", value),
         ));
     };
     if items.is_empty() {
@@ -429,16 +416,16 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
     }
     let mut languages = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let language = item.as_str().and_then(Language::parse).ok_or_else(|| {
-            let what = match item.as_str() {
-                Some("") => "an empty string".to_owned(),
-                _ => describe(item),
-            };
-            ConfigError::new(
-                format!("{path}[{i}]"),
-                format!("unsupported language {what}; allowed: \"javascript\", \"typescript\""),
-            )
-        })?;
+        let language = match item.as_str() {
+            Some(name) => Language::parse(name)
+                .ok_or_else(|| ConfigError::new(index(path, i), unknown_value("language", name, NAMES)))?,
+            None => {
+                return Err(ConfigError::new(
+                    index(path, i),
+                    expected("\"javascript\" or \"typescript\"", item),
+                ));
+            }
+        };
         if !languages.contains(&language) {
             languages.push(language);
         }
@@ -447,17 +434,16 @@ fn parse_languages(value: &Value) -> Result<Vec<Language>, ConfigError> {
     Ok(languages)
 }
 
-/// An integer `value` of `key`, saturating: a negative one reads as 0 and one past `u64` as
+/// An integer `value` at `path`, saturating: a negative one reads as 0 and one past `u64` as
 /// `u64::MAX`, so the field's setter clamps it to the nearest bound (`bounds` only words the error).
-fn read_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigError> {
+/// A whole-number float (`5000.0`) reads as that integer.
+fn read_integer(value: &Value, path: &str, bounds: Bounds) -> Result<u64, ConfigError> {
     let err = || {
         ConfigError::new(
-            format!("{ROOT}.{key}"),
-            format!(
-                "expected an integer (range {}-{}, out-of-range values are clamped), got {}",
-                bounds.min,
-                bounds.max,
-                describe(value)
+            path,
+            expected(
+                &format!("an integer (range {}-{}, out-of-range values are clamped)", bounds.min, bounds.max),
+                value,
             ),
         )
     };
@@ -469,21 +455,8 @@ fn read_integer(value: &Value, key: &str, bounds: Bounds) -> Result<u64, ConfigE
         return Ok(0); // negative
     }
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 => Ok(if f < 0.0 { 0 } else { u64::MAX }),
+        // `as` saturates: below 0 reads as 0, past `u64::MAX` as `u64::MAX`.
+        Some(f) if f.fract() == 0.0 => Ok(f as u64),
         _ => Err(err()),
     }
-}
-
-/// A short description of a JSON value for error messages.
-fn describe(value: &Value) -> String {
-    let text = value.to_string();
-    let kind = match value {
-        Value::Null => return "null".to_owned(),
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    };
-    if text.len() <= 40 { format!("{kind} {text}") } else { kind.to_owned() }
 }

@@ -18,7 +18,9 @@
 //! - [`hint`]: JSON Schema -> compact TypeScript-style hints (bounded, deterministic, never panicking).
 //! - [`ident`]: JavaScript identifier rules and deterministic normalization of unsafe names.
 //! - [`guest`]: the guest API's vocabulary (helper and member names, reserved names, the MCP guest table).
-//! - [`suggest`]: "did you mean" for unknown names.
+//! - [`text`]: character-bounded truncation of texts users and models see.
+//! - [`validate`] (with [`suggest`]): the one validation style of every JSON file and config read:
+//!   the JSON path, what is allowed, what was found, and did-you-mean for unknown keys and values.
 //!
 //! This crate depends on neither wasmtime, oxc, tokio nor rmcp.
 //!
@@ -49,7 +51,9 @@ pub mod hint;
 pub mod ident;
 mod namespace;
 pub mod suggest;
+pub mod text;
 mod tool;
+pub mod validate;
 mod wire;
 
 // One public path per item: the modules above whose items are re-exported here are private.

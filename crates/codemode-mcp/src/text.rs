@@ -165,14 +165,13 @@ impl Writer {
 /// `text` cut to at most `max_chars` characters, the last one `…` when cut; never splits a `\`
 /// escape from the character it escapes.
 pub(crate) fn truncate_chars(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_owned();
+    let mut out = codemode_core::text::truncate_chars(text, max_chars);
+    if out != text && out.pop().is_some() {
+        // Dropping trailing backslashes keeps a cut from separating `\` from what it escaped.
+        while out.ends_with('\\') {
+            out.pop();
+        }
+        out.push('…');
     }
-    let mut out: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-    // Dropping trailing backslashes keeps a cut from separating `\` from what it escaped.
-    while out.ends_with('\\') {
-        out.pop();
-    }
-    out.push('…');
     out
 }

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Generator, Iterable, List, Mapping, Opti
 
 from . import _native
 from ._schema import JsonObject, dumps
-from ._tools import _CURRENT, McpServer, Namespace, Tool, ToolCall, ToolError, as_tool
+from ._tools import _CURRENT, McpServer, Namespace, Tool, ToolCall, ToolError, as_tool, json_object
 
 Result = Dict[str, Any]
 """A result in the spec's shape: ``{"status": "completed" | "waiting" | "failed", ...}``."""
@@ -161,12 +161,10 @@ class CodeMode:
     def _scope(
         self, session_id: Optional[str], agent_run_id: Optional[str], call_id: Optional[str]
     ) -> str:
-        scope: JsonObject = {
-            "sessionId": session_id or self.session_id,
-            "agentRunId": agent_run_id or self.agent_run_id,
-        }
-        if call_id is not None:
-            scope["callId"] = call_id
+        scope = json_object(
+            {"sessionId": session_id or self.session_id, "agentRunId": agent_run_id or self.agent_run_id},
+            callId=call_id,
+        )
         return json.dumps(scope)
 
     def _start(
@@ -333,23 +331,18 @@ class CodeMode:
         """The model-visible tools for a provider: ``"openai"`` (Chat Completions), ``"openai-responses"``,
         ``"anthropic"`` (Messages) or ``"mcp"`` (``tools/list``)."""
         tools = self.model_tools()
+
+        def named(t: JsonObject, schema_key: str) -> JsonObject:
+            return {"name": t["name"], "description": t["description"], schema_key: t["inputSchema"]}
+
         if format == "openai":
-            return [
-                {
-                    "type": "function",
-                    "function": {"name": t["name"], "description": t["description"], "parameters": t["inputSchema"]},
-                }
-                for t in tools
-            ]
+            return [{"type": "function", "function": named(t, "parameters")} for t in tools]
         if format == "openai-responses":
-            return [
-                {"type": "function", "name": t["name"], "description": t["description"], "parameters": t["inputSchema"]}
-                for t in tools
-            ]
+            return [{"type": "function", **named(t, "parameters")} for t in tools]
         if format == "anthropic":
-            return [{"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]} for t in tools]
+            return [named(t, "input_schema") for t in tools]
         if format == "mcp":
-            return [{"name": t["name"], "description": t["description"], "inputSchema": t["inputSchema"]} for t in tools]
+            return [named(t, "inputSchema") for t in tools]
         raise ValueError(f"unknown tool format {format!r}; use one of: {', '.join(FORMATS)}")
 
     def check_provider_payload(self, names: Sequence[str]) -> None:

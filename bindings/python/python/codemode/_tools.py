@@ -112,23 +112,20 @@ class Tool:
             origin, owner = "mcp", self.server
         elif self.plugin is not None:
             origin, owner = "bundledPlugin", self.plugin
-        spec: JsonObject = {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.input_schema,
-            "origin": origin,
-            "owner": owner,
-        }
-        if self.title:
-            spec["label"] = self.title
-        if self.output_schema is not None:
-            spec["outputSchema"] = self.output_schema
-        if self.direct_only:
-            spec["directOnly"] = True
         hints = {k: v for k, v in self.annotations.items() if k.endswith("Hint") and isinstance(v, bool)}
-        if hints:
-            spec["annotations"] = hints
-        return spec
+        return json_object(
+            {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+                "origin": origin,
+                "owner": owner,
+            },
+            label=self.title or None,
+            outputSchema=self.output_schema,
+            directOnly=True if self.direct_only else None,
+            annotations=hints or None,
+        )
 
     async def invoke(self, arguments: Dict[str, Any]) -> Tuple[Any, Optional[Any]]:
         """Runs the handler on the running loop (sync handlers in a worker thread) and awaits any
@@ -322,16 +319,13 @@ class McpServer:
         return out
 
     def metadata(self) -> JsonObject:
-        meta: JsonObject = {"name": self.name}
-        if self.title:
-            meta["title"] = self.title
-        if self.instructions:
-            meta["instructions"] = self.instructions
-        if self.read_resource is not None:
-            meta["hasResources"] = True
-        if self.get_prompt is not None:
-            meta["hasPrompts"] = True
-        return meta
+        return json_object(
+            {"name": self.name},
+            title=self.title or None,
+            instructions=self.instructions or None,
+            hasResources=True if self.read_resource is not None else None,
+            hasPrompts=True if self.get_prompt is not None else None,
+        )
 
     async def serve_extra(self, kind: str, arguments: Dict[str, Any]) -> Any:
         if kind == "resource" and self.read_resource is not None:
@@ -341,6 +335,14 @@ class McpServer:
             fn = functools.partial(self.get_prompt, arguments["name"], arguments.get("arguments") or {})
             return _plain(await _call(fn, _is_async(self.get_prompt)))
         raise ToolError(f"MCP server {self.name!r} does not serve this here", code="unsupported")
+
+
+def json_object(fields: JsonObject, **optional: Any) -> JsonObject:
+    """``fields`` plus each ``optional`` field that is not ``None``, in order: the one way the
+    package builds the JSON objects it hands the runtime (a field left out is the runtime's default)."""
+    out = dict(fields)
+    out.update((key, value) for key, value in optional.items() if value is not None)
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -374,14 +376,14 @@ class Namespace:
     prompt: Optional[str] = None
 
     def to_json(self) -> JsonObject:
-        out: JsonObject = {
-            "id": self.id,
-            "globalName": self.global_name,
-            "plugin": self.plugin,
-            "scope": dict(self.scope),
-            "description": self.description,
-        }
-        if self.prompt:
-            out["prompt"] = self.prompt
-        return out
+        return json_object(
+            {
+                "id": self.id,
+                "globalName": self.global_name,
+                "plugin": self.plugin,
+                "scope": dict(self.scope),
+                "description": self.description,
+            },
+            prompt=self.prompt or None,
+        )
 

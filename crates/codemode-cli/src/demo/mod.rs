@@ -22,8 +22,7 @@ pub fn demo_catalog() -> anyhow::Result<FixtureCatalog> {
     let github: Value = serde_json::from_str(GITHUB_TOOLS)?;
     document["mcpServers"]["github"] =
         json!({ "title": "GitHub", "behavior": "echo", "tools": github["tools"] });
-    FixtureCatalog::from_value(&document, Path::new("."))
-        .map_err(|(path, message)| anyhow::anyhow!("demo catalog: {path}: {message}"))
+    FixtureCatalog::from_value(&document, Path::new(".")).map_err(|e| anyhow::anyhow!("demo catalog: {e}"))
 }
 
 /// One demo cell.

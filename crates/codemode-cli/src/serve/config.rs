@@ -6,6 +6,8 @@ use std::time::Duration;
 use codemode::CodeModeConfig;
 use serde_json::{Value, json};
 
+use codemode_core::validate::{Invalid, Object, expected};
+
 use crate::engine::config_from_value;
 use crate::error::CliError;
 use crate::fixture::{FixtureCatalog, UpstreamCommand};
@@ -95,17 +97,18 @@ impl GatewayConfig {
 
     /// Validates a gateway config document.
     pub fn from_value(value: &Value, file: &str, base: &Path) -> Result<GatewayConfig, CliError> {
-        let invalid = |path: &str, message: String| CliError::Config {
-            file: file.to_owned(),
-            path: path.to_owned(),
-            message,
-        };
+        let invalid =
+            |e: Invalid| CliError::Config { file: file.to_owned(), path: e.path, message: e.message };
         let Value::Object(map) = value else {
-            return Err(invalid(
+            return Err(invalid(Invalid::new(
                 "$",
-                "must be an object: {\"mcpServers\": {...}, \"codeMode\": {...}}".into(),
-            ));
+                format!(
+                    "{} such as {{\"mcpServers\": {{...}}, \"codeMode\": {{...}}}}",
+                    expected("an object", value)
+                ),
+            )));
         };
+        let root = Object::new(value, "$").map_err(invalid)?;
         const FIELDS: &[&str] = &[
             "$schema",
             "mcpServers",
@@ -117,9 +120,7 @@ impl GatewayConfig {
             "startupTimeoutMs",
             "hostSource",
         ];
-        if let Some(key) = map.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-            return Err(invalid(&format!("$.{key}"), codemode_core::suggest::unknown_key(key, FIELDS)));
-        }
+        root.only(FIELDS).map_err(invalid)?;
         // A gateway exists for Code Mode: a `codeMode` object without `enabled` means enabled.
         let mut value = value.clone();
         for pointer in ["/codeMode", "/tools/codeMode"] {
@@ -137,26 +138,29 @@ impl GatewayConfig {
         // validate it through it.
         let key = match (map.get("mcpServers"), map.get("servers")) {
             (Some(_), Some(_)) => {
-                return Err(invalid("$.servers", "give either mcpServers or servers, not both".into()));
+                return Err(invalid(Invalid::new(
+                    "$.servers",
+                    "give either mcpServers or servers, not both",
+                )));
             }
             (None, Some(_)) => "servers",
             _ => "mcpServers",
         };
         let servers_doc = json!({ "mcpServers": map.get(key).cloned().unwrap_or_else(|| json!({})) });
-        let servers_only = FixtureCatalog::from_value(&servers_doc, base).map_err(|(path, message)| {
-            invalid(&path.replacen("$.mcpServers", &format!("$.{key}"), 1), message)
+        let servers_only = FixtureCatalog::from_value(&servers_doc, base).map_err(|e| {
+            invalid(Invalid::new(e.path.replacen("$.mcpServers", &root.child(key), 1), e.message))
         })?;
         let mut servers = servers_only.upstream_servers();
         let mut catalog = match map.get("catalog") {
             None => FixtureCatalog::default(),
             Some(Value::String(path)) => FixtureCatalog::load(&base.join(path))?,
             Some(inline @ Value::Object(_)) => FixtureCatalog::from_value(inline, base)
-                .map_err(|(path, message)| invalid(&path.replacen('$', "$.catalog", 1), message))?,
-            Some(_) => {
-                return Err(invalid(
+                .map_err(|e| invalid(Invalid::new(e.path.replacen('$', "$.catalog", 1), e.message)))?,
+            Some(other) => {
+                return Err(invalid(Invalid::new(
                     "$.catalog",
-                    "must be a fixture file path or an inline fixture object".into(),
-                ));
+                    expected("a fixture file path or an inline fixture object", other),
+                )));
             }
         };
         // Inline servers written directly under mcpServers join the fixture catalog.
@@ -172,22 +176,21 @@ impl GatewayConfig {
             Some(Value::String(name)) if codemode::is_valid_host_source(name) => {
                 catalog = catalog.with_host_source(name.clone());
             }
-            Some(_) => {
-                return Err(invalid(
+            Some(other) => {
+                return Err(invalid(Invalid::new(
                     "$.hostSource",
-                    "must name the source of host tool ids: 1-32 lowercase letters, digits, `_` or `-`, \
-                     starting with a letter, not \"mcp\" or \"client\" (e.g. \"host\")"
-                        .into(),
-                ));
+                    expected(
+                        "the source of host tool ids: 1-32 lowercase letters, digits, `_` or `-`, \
+                         starting with a letter, not \"mcp\" or \"client\" (e.g. \"host\")",
+                        other,
+                    ),
+                )));
             }
         }
         let (disabled, servers): (Vec<_>, Vec<_>) = servers.into_iter().partition(|(_, c)| c.disabled);
         let disabled_servers = disabled.into_iter().map(|(name, _)| name).collect();
-        let millis = |key: &str, default: u64| match map.get(key) {
-            None => Ok(Duration::from_millis(default)),
-            Some(v) => v.as_u64().filter(|ms| *ms >= 1).map(Duration::from_millis).ok_or_else(|| {
-                invalid(&format!("$.{key}"), "must be a positive whole number of milliseconds".into())
-            }),
+        let millis = |key: &str, default: u64| {
+            root.positive_millis(key).map(|ms| Duration::from_millis(ms.unwrap_or(default))).map_err(invalid)
         };
         let upstream_timeout = millis("upstreamTimeoutMs", DEFAULT_UPSTREAM_TIMEOUT_MS)?;
         let startup_timeout = millis("startupTimeoutMs", DEFAULT_STARTUP_TIMEOUT_MS)?;

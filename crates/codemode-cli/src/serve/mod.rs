@@ -7,8 +7,10 @@ mod child;
 mod config;
 mod gateway;
 pub mod http;
+mod lifecycle;
 mod projection;
 mod remote;
+mod sse;
 mod upstream;
 pub mod wire;
 

@@ -407,11 +407,7 @@ impl Drop for InFlight {
 }
 
 pub(super) fn short(text: &str) -> String {
-    let mut out: String = text.chars().take(500).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
+    codemode_core::text::char_prefix(text, 500)
 }
 
 #[async_trait]
@@ -484,7 +480,7 @@ pub(super) async fn connect(
             }
         }
         UpstreamTransport::Sse => {
-            let transport = remote::SseTransport::connect(name, url, &command.headers).await?;
+            let transport = super::sse::SseTransport::connect(name, url, &command.headers).await?;
             match handler.serve(tap(transport, name, &projection)).await {
                 Ok(client) => Ok((client, None)),
                 Err(e) => Err(format!("initialize failed: {}", short(&remote::error_text(&e)))),

@@ -150,7 +150,7 @@ fn validation_errors_name_the_path_and_the_fix() {
     };
     assert_eq!(
         message,
-        "cat.json: $.tools[0].behavior.kind: unknown behavior \"sleep\"; expected one of static, echo, error, delay, manual, sequence"
+        "cat.json: $.tools[0].behavior.kind: unknown behavior \"sleep\"; allowed values are static, echo, error, delay, manual, sequence"
     );
     match load(Value::Null).map(|_| ()) {
         Err(CliError::Invalid { path, .. }) => assert_eq!(path, "$"),
@@ -228,5 +228,43 @@ fn the_json_schema_matches_the_loader() {
             "behavior",
             "denied"
         ]
+    );
+}
+
+/// The shared validation style (`codemode_core::validate`) in the fixture format: an unknown key
+/// or value gets the closest allowed one, a wrong type names its path, what is allowed and what
+/// was found, and a rejected range is enforced at and past its bound.
+#[test]
+fn fixture_errors_suggest_name_the_type_and_enforce_ranges() {
+    let message = |value: Value| load(value).unwrap_err().to_string();
+    assert_eq!(
+        message(json!({ "tools": [{ "name": "a", "behavour": "echo" }] })),
+        "cat.json: $.tools[0].behavour: unknown key; did you mean `behavior`? allowed keys are name, label, \
+         description, parameters, outputSchema, origin, owner, directOnly, annotations, behavior, denied"
+    );
+    assert_eq!(
+        message(json!({ "tools": [{ "name": "a", "behavior": { "kind": "dealy", "ms": 1 } }] })),
+        "cat.json: $.tools[0].behavior.kind: unknown behavior \"dealy\"; did you mean `delay`? allowed values \
+         are static, echo, error, delay, manual, sequence"
+    );
+    assert_eq!(
+        message(json!({ "tools": [{ "name": "a", "origin": "bundledPlugins", "owner": "p" }] })),
+        "cat.json: $.tools[0].origin: unknown origin \"bundledPlugins\"; did you mean `bundledPlugin`? allowed \
+         values are core, bundledPlugin, externalPlugin, client"
+    );
+    assert_eq!(
+        message(json!({ "tools": [{ "name": "a", "directOnly": "yes" }] })),
+        "cat.json: $.tools[0].directOnly: expected true or false, got string \"yes\""
+    );
+    assert_eq!(
+        message(json!({ "mcpServers": { "gh": { "tools": [{ "name": "t", "inputSchema": [] }] } } })),
+        "cat.json: $.mcpServers.gh.tools[0].inputSchema: expected a JSON Schema (an object or a boolean), got array []"
+    );
+    let delay =
+        |ms: u64| load(json!({ "tools": [{ "name": "a", "behavior": { "kind": "delay", "ms": ms } }] }));
+    assert!(matches!(delay(3_600_000).unwrap().tools[0].behavior, Behavior::Delay { ms: 3_600_000, .. }));
+    assert_eq!(
+        delay(3_600_001).unwrap_err().to_string(),
+        "cat.json: $.tools[0].behavior.ms: expected a whole number of milliseconds between 0 and 3600000, got number 3600001"
     );
 }

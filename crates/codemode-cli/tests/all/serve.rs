@@ -29,7 +29,10 @@ fn config_errors_name_the_file_the_path_and_the_fix() {
     let out = serve_once(&config);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("codemode.json: $.mcpServers.everything.args[1]: must be a string"), "{stderr}");
+    assert!(
+        stderr.contains("codemode.json: $.mcpServers.everything.args[1]: expected a string, got number 7"),
+        "{stderr}"
+    );
     std::fs::write(&config, r#"{ "mcpServer": {} }"#).unwrap();
     let out = serve_once(&config);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -71,7 +74,7 @@ fn host_source_in_the_gateway_config_is_validated_and_applied() {
     for bad in [json!("mcp"), json!(""), json!(1), json!("Host")] {
         let error = GatewayConfig::from_value(&json!({ "hostSource": bad }), "gw.json", base).unwrap_err();
         let text = error.to_string();
-        assert!(text.starts_with("gw.json: $.hostSource: must name the source of host tool ids"), "{text}");
+        assert!(text.starts_with("gw.json: $.hostSource: expected the source of host tool ids"), "{text}");
     }
 }
 
@@ -739,4 +742,67 @@ return { log: log.isError === true, groups: groups.isError === true,
     assert_eq!(value["server"], "MCP has no server github; did you mean git? Servers: azureMcp, git");
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The shared validation style (`codemode_core::validate`) in the gateway config and its server
+/// entries: unknown keys and values get the closest allowed one, a wrong type names its JSON path,
+/// a timeout of 0 is out of range, and a header that HTTP cannot carry is refused at load time.
+#[test]
+fn gateway_config_errors_suggest_name_the_type_and_enforce_ranges() {
+    use codemode_cli::serve::GatewayConfig;
+    let error = |value: Value| {
+        GatewayConfig::from_value(&value, "gw.json", std::path::Path::new("."))
+            .map(drop)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        error(json!({ "mcpServers": { "github": { "command": "gh-mcp", "timeoutM": 5 } } })).starts_with(
+            "gw.json: $.mcpServers.github.timeoutM: unknown key; did you mean `timeoutMs`? allowed keys are command,"
+        )
+    );
+    assert!(
+        error(json!({ "upstreamTimeoutMS": 5 }))
+            .starts_with("gw.json: $.upstreamTimeoutMS: unknown key; did you mean `upstreamTimeoutMs`?")
+    );
+    assert_eq!(
+        error(json!({ "servers": { "github": { "url": "https://example.com/mcp", "timeoutMs": "5s" } } })),
+        "gw.json: $.servers.github.timeoutMs: expected a positive whole number of milliseconds, got string \"5s\""
+    );
+    assert_eq!(
+        error(json!({ "mcpServers": { "github": { "command": "gh-mcp", "type": "stdoi" } } })),
+        "gw.json: $.mcpServers.github.type: unknown server type \"stdoi\"; did you mean `stdio`? allowed values are \
+         stdio, http, sse"
+    );
+    assert_eq!(
+        error(json!({ "codeMode": { "timeoutMs": "fast" } })),
+        "gw.json: $.codeMode.timeoutMs: expected an integer (range 100-60000, out-of-range values are clamped), \
+         got string \"fast\""
+    );
+    // Out of range: a gateway timeout is at least 1 ms (rejected), a Code Mode number is clamped.
+    assert_eq!(
+        error(json!({ "upstreamTimeoutMs": 0 })),
+        "gw.json: $.upstreamTimeoutMs: expected a positive whole number of milliseconds, got number 0"
+    );
+    let base = std::path::Path::new(".");
+    let ok = GatewayConfig::from_value(
+        &json!({ "upstreamTimeoutMs": 1, "codeMode": { "timeoutMs": 1 } }),
+        "gw.json",
+        base,
+    )
+    .unwrap();
+    assert_eq!((ok.upstream_timeout.as_millis(), ok.code_mode.timeout_ms), (1, 100));
+    assert_eq!(
+        error(
+            json!({ "mcpServers": { "r": { "url": "https://example.com/mcp", "headers": { "X Bad": "1" } } } })
+        ),
+        "gw.json: $.mcpServers.r.headers[\"X Bad\"]: expected an HTTP header name, got string \"X Bad\" (letters, \
+         digits and !#$%&'*+-.^_`|~)"
+    );
+    assert_eq!(
+        error(
+            json!({ "mcpServers": { "r": { "url": "https://example.com/mcp", "headers": { "X-A": "a\nb" } } } })
+        ),
+        "gw.json: $.mcpServers.r.headers[\"X-A\"]: expected an HTTP header value: visible text, no line breaks"
+    );
 }

@@ -319,8 +319,14 @@ fn serve_remote_config_errors_name_the_path() {
     let dir = temp_dir("remote-config");
     let config = dir.join("codemode.json");
     for (entry, expected) in [
-        (r#"{ "url": "http://exa mple.com/mcp" }"#, "$.mcpServers.x.url: is not a valid URL"),
-        (r#"{ "url": "ftp://example.com/mcp" }"#, "$.mcpServers.x.url: must be an http:// or https:// URL"),
+        (
+            r#"{ "url": "http://exa mple.com/mcp" }"#,
+            "$.mcpServers.x.url: expected an http:// or https:// URL, got string \"http://exa mple.com/mcp\" (not a valid URL",
+        ),
+        (
+            r#"{ "url": "ftp://example.com/mcp" }"#,
+            "$.mcpServers.x.url: expected an http:// or https:// URL, got string \"ftp://example.com/mcp\"",
+        ),
         (
             r#"{ "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer ${CODEMODE_TEST_UNSET_TOKEN}" } }"#,
             "$.mcpServers.x.headers.Authorization: environment variable \"CODEMODE_TEST_UNSET_TOKEN\" is not set",
@@ -335,7 +341,7 @@ fn serve_remote_config_errors_name_the_path() {
         ),
         (
             r#"{ "type": "ws", "url": "https://example.com/mcp" }"#,
-            "$.mcpServers.x.type: a server with a url has type",
+            "$.mcpServers.x.type: unknown server type \"ws\";",
         ),
         (r#"{ "type": "sse" }"#, "$.mcpServers.x.url: missing required field \"url\""),
         (

@@ -122,19 +122,19 @@ fn languages_subset_dedup_and_order() {
 fn error_messages_name_the_path_and_what_is_allowed() {
     assert_eq!(
         error(json!({ "runtime": "node" })),
-        "tools.codeMode.runtime: unsupported value string \"node\"; the only supported value is \"quickjs-wasi\""
+        "tools.codeMode.runtime: expected \"quickjs-wasi\" (the only supported value), got string \"node\""
     );
     assert_eq!(
         error(json!({ "mode": "hybrid" })),
-        "tools.codeMode.mode: unsupported value string \"hybrid\"; the only supported value is \"only\""
+        "tools.codeMode.mode: expected \"only\" (the only supported value), got string \"hybrid\""
     );
     assert_eq!(
         error(json!({ "languages": ["javascript", ""] })),
-        "tools.codeMode.languages[1]: unsupported language an empty string; allowed: \"javascript\", \"typescript\""
+        "tools.codeMode.languages[1]: unknown language \"\"; allowed values are javascript, typescript"
     );
     assert_eq!(
         error(json!({ "languages": ["python"] })),
-        "tools.codeMode.languages[0]: unsupported language string \"python\"; allowed: \"javascript\", \"typescript\""
+        "tools.codeMode.languages[0]: unknown language \"python\"; allowed values are javascript, typescript"
     );
     assert!(
         error(json!({ "languages": [] })).starts_with("tools.codeMode.languages: must list at least one")
@@ -145,7 +145,7 @@ fn error_messages_name_the_path_and_what_is_allowed() {
     );
     assert_eq!(
         error(json!({ "enabled": "yes" })),
-        "tools.codeMode.enabled: expected a boolean, got string \"yes\""
+        "tools.codeMode.enabled: expected true or false, got string \"yes\""
     );
     assert_eq!(error(json!("on")), "tools.codeMode: expected true, false or an object, got string \"on\"");
     assert_eq!(error(json!(null)), "tools.codeMode: expected true, false or an object, got null");
@@ -220,4 +220,43 @@ fn languages_setter_dedups_and_refuses_an_empty_list_as_the_parser_does() {
     assert_eq!(c, parse(json!({ "enabled": true, "languages": ["typescript", "javascript"] })));
     let e = CodeModeConfig::enabled().with_languages([]).unwrap_err().to_string();
     assert_eq!(e, error(json!({ "languages": [] })));
+}
+
+/// The shared validation style (`codemode_core::validate`): an unknown key gets the closest allowed
+/// one, a wrong type names its path and what is allowed, a misspelt value gets the closest allowed
+/// one, and a number out of range is clamped (the spec clamps; it never rejects a whole number).
+#[test]
+fn one_validation_style_unknown_key_wrong_type_out_of_range() {
+    assert!(
+        error(json!({ "enabled": true, "maxSearchLimt": 5 }))
+            .starts_with("tools.codeMode.maxSearchLimt: unknown key; did you mean `maxSearchLimit`?"),
+    );
+    assert_eq!(
+        error(json!({ "timeoutMs": [5] })),
+        "tools.codeMode.timeoutMs: expected an integer (range 100-60000, out-of-range values are clamped), got array [5]"
+    );
+    assert_eq!(
+        error(json!({ "languages": ["javascript", "typescrpt"] })),
+        "tools.codeMode.languages[1]: unknown language \"typescrpt\"; did you mean `typescript`? allowed values are javascript, typescript"
+    );
+    assert_eq!(
+        error(json!({ "languages": [7] })),
+        "tools.codeMode.languages[0]: expected \"javascript\" or \"typescript\", got number 7"
+    );
+    assert!(
+        error(json!({ "a b": 1 })).starts_with("tools.codeMode[\"a b\"]: unknown key;"),
+        "a key that is not an identifier is quoted in the path"
+    );
+    let c = parse(json!({ "enabled": true, "maxPendingToolCalls": 129, "timeoutMs": 99 }));
+    assert_eq!((c.max_pending_tool_calls(), c.timeout_ms()), (128, 100));
+}
+
+/// A whole-number float is that integer (JSON does not tell `5000` from `5000.0`), clamped like any
+/// other; a fractional one is refused.
+#[test]
+fn whole_number_floats_read_as_their_integer() {
+    let c = parse(json!({ "enabled": true, "timeoutMs": 5000.0, "maxPendingToolCalls": 1.0e12 }));
+    assert_eq!((c.timeout_ms(), c.max_pending_tool_calls()), (5_000, 128));
+    assert_eq!(parse(json!({ "timeoutMs": -3.0 })).timeout_ms(), 100);
+    assert!(error(json!({ "timeoutMs": 5000.5 })).starts_with("tools.codeMode.timeoutMs: expected an integer"));
 }

@@ -5,4 +5,6 @@ mod fuzz;
 mod guest;
 mod hint;
 mod ident;
+mod text;
+mod validate;
 mod wire;

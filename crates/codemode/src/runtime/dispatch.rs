@@ -57,16 +57,6 @@ impl Shape {
 /// Most description characters per `API.search` hit.
 const API_SEARCH_DESCRIPTION_CHARS: usize = 300;
 
-/// `text` cut to `max` characters (with `…` when cut).
-fn bounded(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max - 1).collect();
-    out.push('…');
-    out
-}
-
 /// Starts a nested call's work: polled once right here, so a host that answers at once (a fixture,
 /// a cache, an in-process tool) costs no task switch; spawned, with its abort handle kept in the
 /// run, only if it has to wait.
@@ -219,7 +209,7 @@ impl CodeMode {
             entry.insert("id".into(), hit.entry.id.as_str().into());
             entry.insert(
                 "description".into(),
-                bounded(&spec.description, API_SEARCH_DESCRIPTION_CHARS).into(),
+                codemode_core::text::truncate_chars(&spec.description, API_SEARCH_DESCRIPTION_CHARS).into(),
             );
             entry.insert("input".into(), input_hint(&spec.parameters, &input_options).into());
             if let Some(output) = spec.output_schema.as_ref().and_then(|o| output_hint(o, &output_options)) {

@@ -2,6 +2,8 @@
 //! process's nested-call results in the store, watching calls that run elsewhere, and this
 //! process's lease.
 //!
+//! The record format and opening a claimed record are in `record`.
+//!
 //! Rules (see `docs/serve.md`, "Running more than one gateway"):
 //! - a suspended run is a sealed record; any runtime with the same guest module, catalog and state
 //!   key can claim it for one `wait`;
@@ -21,14 +23,10 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codemode_bridge::{DeliveryExt, OutputAccumulator, RunBudgets, lock};
-use codemode_core::{
-    CodeModeErrorCode, CodeModeResult, FailedResult, Language, PendingToolCall, WaitInput, WaitingResult,
-};
+use codemode_bridge::lock;
+use codemode_core::{CodeModeErrorCode, CodeModeResult, FailedResult, Language, WaitInput, WaitingResult};
 use codemode_sandbox::Delivery;
 use codemode_sandbox::Snapshot;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
@@ -40,10 +38,17 @@ use super::{
 };
 use crate::abort::AbortSignal;
 use crate::host::RunScope;
-use crate::prepare::{self, NotPrepared};
-use crate::run::{Counts, Landed, RunState};
+use crate::run::{Landed, RunState};
 use crate::runtime::CodeMode;
 use crate::runtime::drive::Flow;
+
+mod record;
+
+pub(crate) use record::interrupted_reply;
+use record::{
+    StoredCall, StoredReply, StoredRun, StoredScope, decode_reply, encode_reply, namespaces_digest,
+    restore_state, settle_orphan,
+};
 
 /// How often a `wait` looks in the store for results that landed in another process.
 const POLL_EVERY: Duration = Duration::from_millis(20);
@@ -91,89 +96,6 @@ impl Drop for Shared {
 
 fn store_failure(cm: &CodeMode, run: Option<&RunState>, e: &StoreError) -> CodeModeResult {
     cm.fail(run, CodeModeErrorCode::RuntimeUnavailable, format!("code mode {e}; retry later."))
-}
-
-/// A reply as stored (JSON).
-#[derive(Serialize, Deserialize)]
-enum StoredReply {
-    #[serde(rename = "r")]
-    Resolve(String),
-    #[serde(rename = "e")]
-    Reject(String, Option<String>),
-}
-
-fn encode_reply(reply: &Delivery) -> Vec<u8> {
-    let stored = match reply {
-        Delivery::Resolve(json) => StoredReply::Resolve(json.clone()),
-        Delivery::Reject { message, code } => StoredReply::Reject(message.clone(), code.clone()),
-    };
-    serde_json::to_vec(&stored).unwrap_or_default()
-}
-
-fn decode_reply(bytes: &[u8]) -> Delivery {
-    match serde_json::from_slice::<StoredReply>(bytes) {
-        Ok(StoredReply::Resolve(json)) => Delivery::Resolve(json),
-        Ok(StoredReply::Reject(message, code)) => Delivery::Reject { message, code },
-        Err(_) => Delivery::reject("the stored tool result could not be read", Some("internal_error")),
-    }
-}
-
-pub(crate) fn interrupted_reply() -> Delivery {
-    Delivery::reject(INTERRUPTED, Some("interrupted"))
-}
-
-/// A nested call in flight, as stored.
-#[derive(Serialize, Deserialize)]
-struct StoredCall {
-    call_id: String,
-    tool_id: String,
-    input: Option<Value>,
-    /// How its result is shaped, for a dispatch again; `None` for calls that are never dispatched
-    /// again (MCP resources and prompts).
-    shape: Option<u8>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct StoredScope {
-    agent_id: Option<String>,
-    session_id: String,
-    session_key: Option<String>,
-    agent_run_id: String,
-    call_id: Option<String>,
-    restart_safe: bool,
-}
-
-/// Everything of a [`RunState`] that outlives the process, besides the snapshot.
-#[derive(Serialize, Deserialize)]
-struct StoredRun {
-    run_id: String,
-    scope: StoredScope,
-    parent_call_id: Option<String>,
-    restart_safe: bool,
-    budgets: RunBudgets,
-    output: OutputAccumulator,
-    counts: [u64; 3],
-    /// SHA-256 (hex) of the run's namespace descriptors and their tools.
-    namespaces: String,
-    landed: Vec<(u32, StoredReply)>,
-    in_flight: BTreeMap<u32, StoredCall>,
-    yields: Vec<u32>,
-    value: Option<Value>,
-    value_bytes: u64,
-    code: String,
-    typescript: bool,
-    next_call: u64,
-    /// How long before sealing the snapshot was captured (ms), when the run's clock had started.
-    captured_ago_ms: Option<u64>,
-    /// When it was sealed (Unix ms, the sealer's clock).
-    sealed_at_ms: u64,
-}
-
-fn namespaces_digest(run: &RunState) -> String {
-    let descriptors = serde_json::to_vec(&run.namespaces.descriptors()).unwrap_or_default();
-    let tools: BTreeMap<&String, &BTreeMap<String, String>> = run.namespace_tools.iter().collect();
-    let tools = serde_json::to_vec(&tools).unwrap_or_default();
-    envelope::identity(&[&descriptors, &tools]).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Shared {
@@ -542,146 +464,6 @@ pub(crate) async fn wait(
         tracing::warn!(error = %e, run = %run.run_id, "run store: removing a finished run failed");
     }
     result
-}
-
-/// Opens a claimed record into a run state ready for `resume`.
-async fn restore_state(
-    cm: &CodeMode,
-    shared: &Arc<Shared>,
-    scope: &RunScope,
-    claimed: super::Claimed,
-    abort: &AbortSignal,
-) -> Result<Box<RunState>, Box<CodeModeResult>> {
-    let refuse = |message: String| Box::new(cm.fail(None, CodeModeErrorCode::InvalidInput, message));
-    let opened = envelope::open(&shared.key, &shared.module, &shared.catalog, &claimed.sealed)
-        .map_err(|e| refuse(format!("code mode run cannot be resumed here: {e}.")))?;
-    let state: StoredRun = serde_json::from_slice(&opened.state).map_err(|_| {
-        refuse("code mode run cannot be resumed here: its stored state is unreadable.".into())
-    })?;
-    if state.scope.session_id != scope.session_id {
-        return Err(refuse(OTHER_SESSION.into()));
-    }
-    if state.scope.agent_run_id != scope.agent_run_id {
-        return Err(refuse(OTHER_AGENT_RUN.into()));
-    }
-    let config = cm.config();
-    let deadline = Instant::now() + Duration::from_millis(config.timeout_ms());
-    let language =
-        if state.typescript { codemode_ts::Language::TypeScript } else { codemode_ts::Language::JavaScript };
-    let source = match prepare::prepare(state.code.clone(), language, deadline, abort).await {
-        Ok(source) if source.is_ok() => source,
-        Ok(_) => {
-            return Err(refuse("code mode run cannot be resumed here: its cell no longer prepares.".into()));
-        }
-        Err(NotPrepared::Aborted) => {
-            return Err(Box::new(cm.fail(None, CodeModeErrorCode::Aborted, "code mode run was aborted.")));
-        }
-        Err(NotPrepared::Timeout) => {
-            return Err(Box::new(cm.fail(
-                None,
-                CodeModeErrorCode::Timeout,
-                "code mode run timed out while it was restored.",
-            )));
-        }
-        Err(NotPrepared::Unavailable(reason)) => {
-            return Err(Box::new(cm.fail(
-                None,
-                CodeModeErrorCode::RuntimeUnavailable,
-                format!("code mode runtime is unavailable: {reason}"),
-            )));
-        }
-    };
-    let mut restored_scope = RunScope::new(state.scope.session_id.clone(), state.scope.agent_run_id.clone());
-    restored_scope.agent_id = state.scope.agent_id.clone();
-    restored_scope.session_key = state.scope.session_key.clone();
-    restored_scope.call_id = state.scope.call_id.clone();
-    restored_scope.restart_safe = state.scope.restart_safe;
-    let mut run = Box::new(RunState::new(
-        state.run_id.clone(),
-        restored_scope.clone(),
-        state.restart_safe,
-        config,
-        Arc::new(source),
-    ));
-    cm.add_namespaces(&mut run, &restored_scope);
-    if namespaces_digest(&run) != state.namespaces {
-        return Err(refuse(
-            "code mode run cannot be resumed here: it was suspended with other namespaces visible.".into(),
-        ));
-    }
-    let snapshot = Snapshot::from_bytes(&opened.snapshot)
-        .and_then(|s| match state.captured_ago_ms {
-            Some(ago) => {
-                let since = unix_ms().saturating_sub(state.sealed_at_ms);
-                s.recaptured(Duration::from_millis(ago.saturating_add(since)))
-            }
-            None => Ok(s),
-        })
-        .map_err(|e| refuse(format!("code mode run could not be restored: {e}")))?;
-    run.parent_call_id = state.parent_call_id;
-    run.claimed = true;
-    run.cell = Some((state.code, state.typescript));
-    {
-        let mut ledger = lock(&run.ledger);
-        ledger.budgets = state.budgets;
-        ledger.output = state.output;
-    }
-    let [search, describe, call] = state.counts;
-    run.counts = Counts { search, describe, call };
-    run.landed = state
-        .landed
-        .into_iter()
-        .map(|(id, r)| {
-            let reply = match r {
-                StoredReply::Resolve(json) => Delivery::Resolve(json),
-                StoredReply::Reject(message, code) => Delivery::Reject { message, code },
-            };
-            (id, reply)
-        })
-        .collect();
-    for (id, call) in state.in_flight {
-        if let Some(shape) = call.shape {
-            run.shapes.insert(id, shape);
-        }
-        run.in_flight.insert(id, PendingToolCall::new(call.call_id, call.tool_id, call.input));
-    }
-    run.yields = state.yields;
-    run.value = state.value;
-    run.value_bytes = state.value_bytes;
-    run.next_call = state.next_call;
-    run.snapshot = Some(snapshot);
-    // What landed since the run was parked, then the calls still registered; an in-flight call
-    // that is neither was settled by a claimant that stopped before parking: its owner is gone.
-    let already: Vec<u32> = run.landed.iter().map(|(id, _)| *id).collect();
-    for (id, bytes) in claimed.landed {
-        run.consumed.push(id);
-        if run.in_flight.contains_key(&id) && !already.contains(&id) {
-            run.landed.push((id, decode_reply(&bytes)));
-        }
-    }
-    let landed: Vec<u32> = run.landed.iter().map(|(id, _)| *id).collect();
-    let registered: HashMap<u32, String> = claimed.calls.into_iter().collect();
-    let open: Vec<u32> = run.in_flight.keys().copied().filter(|id| !landed.contains(id)).collect();
-    for id in open {
-        match registered.get(&id) {
-            Some(owner) => {
-                run.remote.insert(id, owner.clone());
-            }
-            None => settle_orphan(cm, &mut run, id),
-        }
-    }
-    Ok(run)
-}
-
-/// Settles a call whose process stopped: dispatched again in a restart-safe run, else `interrupted`.
-fn settle_orphan(cm: &CodeMode, run: &mut RunState, id: u32) {
-    run.remote.remove(&id);
-    let again = run.restart_safe && run.shapes.contains_key(&id);
-    if again && let Some(reply) = cm.redispatch(run, id) {
-        run.landed.push((id, reply));
-    } else if !again {
-        run.landed.push((id, interrupted_reply()));
-    }
 }
 
 /// Waits until a call lands (here or, through the store, in another process), the deadline, or an
