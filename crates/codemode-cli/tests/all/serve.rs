@@ -791,7 +791,7 @@ fn gateway_config_errors_suggest_name_the_type_and_enforce_ranges() {
         base,
     )
     .unwrap();
-    assert_eq!((ok.upstream_timeout.as_millis(), ok.code_mode.timeout_ms), (1, 100));
+    assert_eq!((ok.upstream_timeout.as_millis(), ok.code_mode.timeout_ms()), (1, 100));
     assert_eq!(
         error(
             json!({ "mcpServers": { "r": { "url": "https://example.com/mcp", "headers": { "X Bad": "1" } } } })
