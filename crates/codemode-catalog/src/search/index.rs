@@ -2,9 +2,10 @@
 //! trigram tables, verb classes, adjacent pairs and name terms (the group stages' part is in
 //! `groups`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
-use super::analysis::{split_summary, stem, tokens, tool_verb};
+use super::analysis::{split_summary, stem, tool_verb};
+use super::words::{Emitted, Words};
 use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
@@ -31,7 +32,7 @@ pub(super) struct Posting {
 /// The prebuilt index over one set of entries.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchIndex {
-    pub(super) vocab: HashMap<String, u32>,
+    pub(super) vocab: FxHashMap<String, u32>,
     pub(super) terms: Vec<String>,
     /// Term ids sorted by term, for prefix lookups.
     pub(super) sorted: Vec<u32>,
@@ -39,7 +40,7 @@ pub(crate) struct SearchIndex {
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
     pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
-    pub(super) known_words: HashMap<String, u32>,
+    pub(super) known_words: FxHashMap<String, u32>,
     pub(super) doc_len: Vec<[f32; FIELDS]>,
     pub(super) avg_len: [f64; FIELDS],
     /// Lower-cased tool name and id per document, for exact matches.
@@ -50,7 +51,7 @@ pub(crate) struct SearchIndex {
     /// The term of each document's verb (the first verb of its name).
     pub(super) verb_terms: Vec<Option<u32>>,
     /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
-    pub(super) pairs: HashMap<(u32, u32), Vec<u32>>,
+    pub(super) pairs: FxHashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
     pub(super) name_terms: Vec<Vec<(u32, f32)>>,
     /// The owner stage's groups (servers).
@@ -63,7 +64,8 @@ impl SearchIndex {
     pub(crate) fn build(docs: &[DocText<'_>]) -> SearchIndex {
         let mut index = SearchIndex::default();
         let mut totals = [0f64; FIELDS];
-        let mut stems: HashMap<String, String> = HashMap::new();
+        let mut words = Words::default();
+        let mut emitted: Vec<Emitted> = Vec::new();
         for (doc, text) in docs.iter().enumerate() {
             let description: String = text.description.chars().take(MAX_DESCRIPTION_CHARS).collect();
             let (summary, rest) = split_summary(&description);
@@ -75,7 +77,7 @@ impl SearchIndex {
                 .collect();
             let param_docs: Vec<&str> = param_docs.iter().map(String::as_str).collect();
             let params: Vec<&str> = text.params.iter().take(MAX_PARAMS).copied().collect();
-            let mut tf: HashMap<u32, [f32; FIELDS]> = HashMap::new();
+            let mut tf: FxHashMap<u32, [f32; FIELDS]> = FxHashMap::default();
             let mut len = [0f32; FIELDS];
             let texts: [&[&str]; FIELDS] = [
                 &[text.name],
@@ -89,8 +91,8 @@ impl SearchIndex {
             for (f, field_texts) in texts.into_iter().enumerate() {
                 for field_text in field_texts {
                     let mut previous: Option<u32> = None;
-                    for token in tokens(field_text, &mut stems) {
-                        let id = index.intern(&token.term);
+                    words.tokenize(&mut index, field_text, &mut emitted);
+                    for &(id, word) in &emitted {
                         if matches!(f, 0 | 1 | 3) {
                             if let Some(prev) = previous {
                                 let docs = index.pairs.entry((prev, id)).or_default();
@@ -100,14 +102,16 @@ impl SearchIndex {
                             }
                             previous = Some(id);
                         }
-                        if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
-                            index.known_words.insert(token.word.clone(), id);
-                            let n = token.word.len();
+                        if let Some(word) = word.and_then(|w| words.first_sight(w))
+                            && !index.known_words.contains_key(word)
+                        {
+                            index.known_words.insert(word.to_owned(), id);
+                            let n = word.len();
                             if index.words_by_len.len() <= n {
                                 index.words_by_len.resize(n + 1, Vec::new());
                             }
-                            let mask = letter_mask(&token.word);
-                            index.words_by_len[n].push((token.word, id, mask));
+                            let mask = letter_mask(word);
+                            index.words_by_len[n].push((word.to_owned(), id, mask));
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;

@@ -99,6 +99,7 @@ mod index;
 mod lexicon;
 mod rank;
 mod typo;
+mod words;
 
 pub use analysis::stem;
 pub(crate) use index::{DocText, SearchIndex};
