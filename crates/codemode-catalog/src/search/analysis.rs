@@ -100,11 +100,13 @@ pub(super) const FILLER_WORDS: &[&str] = &[
 /// Calls `f` with each raw lower-case word of `text`: non-alphanumerics separate, camelCase
 /// boundaries split (`createIssue`, `HTTPServer` -> `http`, `server`; `PRs` stays one word).
 pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    // Words are ASCII letters and digits only, so bytes serve: a non-ASCII character's bytes are
+    // all separators, as the character is.
+    let bytes = text.as_bytes();
     let mut current = String::new();
-    let mut prev: Option<char> = None;
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    let mut prev: Option<u8> = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        let next = bytes.get(i + 1).copied();
         if !c.is_ascii_alphanumeric() {
             if !current.is_empty() {
                 f(&current);
@@ -116,7 +118,7 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         if let Some(p) = prev {
             let lower_to_upper = p.is_ascii_lowercase() && c.is_ascii_uppercase();
             // `HTTPServer` splits before `S`; a plural acronym (`PRs`, `URLs`) does not.
-            let plural = next == Some('s') && !chars.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
+            let plural = next == Some(b's') && !bytes.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
             let acronym_end = p.is_ascii_uppercase()
                 && c.is_ascii_uppercase()
                 && next.is_some_and(|n| n.is_ascii_lowercase())
@@ -126,11 +128,19 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
                 current.clear();
             }
         }
-        current.push(c.to_ascii_lowercase());
+        current.push(char::from(c.to_ascii_lowercase()));
         prev = Some(c);
     }
     if !current.is_empty() {
         f(&current);
+    }
+}
+
+/// `text` cut to its first `max` characters (no copy).
+pub(super) fn first_chars(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
     }
 }
 

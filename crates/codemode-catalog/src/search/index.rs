@@ -4,11 +4,11 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{split_summary, stem, tool_verb};
-use super::words::{Emitted, Words};
+use super::analysis::{first_chars, split_summary, stem, tool_verb};
 use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
+use super::words::{Emitted, Words};
 use super::{FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS};
 
 /// The text of one document, per field.
@@ -67,15 +67,14 @@ impl SearchIndex {
         let mut words = Words::default();
         let mut emitted: Vec<Emitted> = Vec::new();
         for (doc, text) in docs.iter().enumerate() {
-            let description: String = text.description.chars().take(MAX_DESCRIPTION_CHARS).collect();
-            let (summary, rest) = split_summary(&description);
-            let param_docs: Vec<String> = text
+            let description = first_chars(text.description, MAX_DESCRIPTION_CHARS);
+            let (summary, rest) = split_summary(description);
+            let param_docs: Vec<&str> = text
                 .param_descriptions
                 .iter()
                 .take(MAX_PARAMS)
-                .map(|d| d.chars().take(MAX_PARAM_DESCRIPTION_CHARS).collect())
+                .map(|d| first_chars(d, MAX_PARAM_DESCRIPTION_CHARS))
                 .collect();
-            let param_docs: Vec<&str> = param_docs.iter().map(String::as_str).collect();
             let params: Vec<&str> = text.params.iter().take(MAX_PARAMS).copied().collect();
             let mut tf: FxHashMap<u32, [f32; FIELDS]> = FxHashMap::default();
             let mut len = [0f32; FIELDS];

@@ -95,7 +95,8 @@ impl Words {
             if first.phrase {
                 let by_term = lexicon.phrase_starts.get(&first.term);
                 let by_word = first.word.strip_suffix('s').and_then(|w| lexicon.phrase_starts.get(w));
-                let mut candidates: Vec<usize> = by_term.into_iter().chain(by_word).flatten().copied().collect();
+                let mut candidates: Vec<usize> =
+                    by_term.into_iter().chain(by_word).flatten().copied().collect();
                 candidates.sort_unstable();
                 candidates.dedup();
                 for p in candidates {
