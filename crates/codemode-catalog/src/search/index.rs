@@ -9,7 +9,7 @@ use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
 use super::words::{Emitted, Words};
-use super::{FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS};
+use super::{B, FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS, SUPPRESS, WEIGHTS};
 
 /// The text of one document, per field.
 pub(crate) struct DocText<'a> {
@@ -23,10 +23,24 @@ pub(crate) struct DocText<'a> {
     pub id: &'a str,
 }
 
+/// A term's frequency per field in one document, as the build counts it.
+#[derive(Clone, Debug)]
+pub(super) struct RawPosting {
+    pub(super) doc: u32,
+    pub(super) tf: [f32; FIELDS],
+}
+
+/// One document of a term's postings, scored at build: the fields it occurs in and its
+/// length-normalized, weighted term frequency (BM25F before saturation) over all fields and over
+/// the fields a read ask's state verb still counts in.
 #[derive(Clone, Debug)]
 pub(super) struct Posting {
     pub(super) doc: u32,
-    pub(super) tf: [f32; FIELDS],
+    /// Bit `f`: the term occurs in field `f`.
+    pub(super) mask: u8,
+    pub(super) all: f64,
+    /// Over the fields outside [`SUPPRESS`].
+    pub(super) rest: f64,
 }
 
 /// The prebuilt index over one set of entries.
@@ -37,6 +51,8 @@ pub(crate) struct SearchIndex {
     /// Term ids sorted by term, for prefix lookups.
     pub(super) sorted: Vec<u32>,
     pub(super) postings: Vec<Vec<Posting>>,
+    /// The postings as counted, during the build only.
+    raw: Vec<Vec<RawPosting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
     pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
@@ -125,7 +141,7 @@ impl SearchIndex {
             let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
             sorted.sort_by_key(|(id, _)| *id);
             for (id, tf) in sorted {
-                index.postings[id as usize].push(Posting { doc: doc as u32, tf });
+                index.raw[id as usize].push(RawPosting { doc: doc as u32, tf });
             }
             index.doc_len.push(len);
             index.exact.push((text.name.to_ascii_lowercase(), text.id.to_ascii_lowercase()));
@@ -146,14 +162,38 @@ impl SearchIndex {
         let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
-        let idfs: Vec<f32> =
-            (0..index.postings.len()).map(|id| index.idf(index.postings[id].len()) as f32).collect();
+        let idfs: Vec<f32> = (0..index.raw.len()).map(|id| index.idf(index.raw[id].len()) as f32).collect();
         for names in &mut index.name_terms {
             for (id, idf) in names.iter_mut() {
                 *idf = idfs[*id as usize];
             }
         }
-        index.build_groups(docs);
+        let raw = std::mem::take(&mut index.raw);
+        index.build_groups(docs, &raw);
+        index.postings = raw
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .map(|p| {
+                        let len = &index.doc_len[p.doc as usize];
+                        let (mut mask, mut all, mut rest) = (0u8, 0f64, 0f64);
+                        // Summed in field order, as the ranker always has.
+                        for f in 0..FIELDS {
+                            if p.tf[f] > 0.0 {
+                                let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / index.avg_len[f];
+                                let w = WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                                all += w;
+                                if !SUPPRESS[f] {
+                                    rest += w;
+                                }
+                                mask |= 1 << f;
+                            }
+                        }
+                        Posting { doc: p.doc, mask, all, rest }
+                    })
+                    .collect()
+            })
+            .collect();
         index
     }
 
@@ -164,7 +204,7 @@ impl SearchIndex {
         let id = self.terms.len() as u32;
         self.vocab.insert(term.to_owned(), id);
         self.terms.push(term.to_owned());
-        self.postings.push(Vec::new());
+        self.raw.push(Vec::new());
         id
     }
 

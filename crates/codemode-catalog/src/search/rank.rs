@@ -10,8 +10,21 @@ use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
-    ADJACENT_BONUS, ASK_WEIGHT, B, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS, WEIGHTS,
+    ADJACENT_BONUS, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS,
+};
+
+/// The [`SUPPRESS`] fields as a field mask.
+const SUPPRESS_MASK: u8 = {
+    let mut mask = 0u8;
+    let mut f = 0;
+    while f < FIELDS {
+        if SUPPRESS[f] {
+            mask |= 1 << f;
+        }
+        f += 1;
+    }
+    mask
 };
 
 /// A ranked document: index, score in `[0, 1)`, match text.
@@ -82,14 +95,7 @@ impl SearchIndex {
                 let idf = self.idf(postings.len());
                 for p in postings {
                     let doc = p.doc as usize;
-                    let len = &self.doc_len[doc];
-                    let mut tf = 0f64;
-                    for f in 0..FIELDS {
-                        if p.tf[f] > 0.0 {
-                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
-                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
-                        }
-                    }
+                    let tf = p.all;
                     let score = ASK_WEIGHT * idf * tf / (K1 + tf);
                     let b = best.entry(doc).or_insert(0.0);
                     *b = b.max(score);
@@ -198,24 +204,12 @@ impl SearchIndex {
                 };
                 for p in postings {
                     let doc = p.doc as usize;
-                    let len = &self.doc_len[doc];
-                    let mut tf = 0f64;
-                    let mut mask = 0u8;
                     // A read ask's verbs name a state ("who is assigned"), not the action of
                     // a write tool's name.
                     let state = read_ask
                         && self.verb_terms[doc] == Some(id)
                         && self.classes[doc] != Some(VerbClass::Read);
-                    for f in 0..FIELDS {
-                        if state && SUPPRESS[f] {
-                            continue;
-                        }
-                        if p.tf[f] > 0.0 {
-                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
-                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
-                            mask |= 1 << f;
-                        }
-                    }
+                    let (tf, mask) = if state { (p.rest, p.mask & !SUPPRESS_MASK) } else { (p.all, p.mask) };
                     let score = weight * idf * tf / (K1 + tf);
                     if best[doc] == 0.0 {
                         touched.push(doc);
