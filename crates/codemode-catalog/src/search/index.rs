@@ -69,7 +69,9 @@ pub(crate) struct SearchIndex {
     /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
     pub(super) pairs: FxHashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
-    pub(super) name_terms: Vec<Vec<(u32, f32)>>,
+    pub(super) name_terms: Vec<(u32, f32)>,
+    /// Where each document's [`name_terms`](Self::name_terms) start (one more entry than documents).
+    pub(super) name_start: Vec<u32>,
     /// The owner stage's groups (servers).
     pub(super) owners: Groups,
     /// The name-family stage's groups.
@@ -134,10 +136,13 @@ impl SearchIndex {
                 }
                 totals[f] += f64::from(len[f]);
             }
-            let mut names: Vec<(u32, f32)> =
-                tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)).collect();
-            names.sort_unstable_by_key(|n| n.0);
-            index.name_terms.push(names);
+            let start = index.name_terms.len();
+            if index.name_start.is_empty() {
+                index.name_start.push(0);
+            }
+            index.name_terms.extend(tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)));
+            index.name_terms[start..].sort_unstable_by_key(|n| n.0);
+            index.name_start.push(index.name_terms.len() as u32);
             let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
             sorted.sort_by_key(|(id, _)| *id);
             for (id, tf) in sorted {
@@ -163,10 +168,8 @@ impl SearchIndex {
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
         let idfs: Vec<f32> = (0..index.raw.len()).map(|id| index.idf(index.raw[id].len()) as f32).collect();
-        for names in &mut index.name_terms {
-            for (id, idf) in names.iter_mut() {
-                *idf = idfs[*id as usize];
-            }
+        for (id, idf) in &mut index.name_terms {
+            *idf = idfs[*id as usize];
         }
         let raw = std::mem::take(&mut index.raw);
         index.build_groups(docs, &raw);

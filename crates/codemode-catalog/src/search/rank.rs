@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use super::analysis::{Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens};
 use super::expand::Kind;
 use super::index::SearchIndex;
@@ -53,10 +55,11 @@ impl SearchIndex {
     /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
     /// `remove_issue_link` for "remove a ticket") costs.
-    pub(super) fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>, state: Option<u32>) -> f64 {
+    pub(super) fn name_coverage(&self, doc: usize, matched: &FxHashMap<u32, f64>, state: Option<u32>) -> f64 {
         let (mut total, mut hit) = (0f64, 0f64);
         let state = state.filter(|_| self.classes[doc] != Some(VerbClass::Read));
-        for &(id, idf) in &self.name_terms[doc] {
+        let terms = &self.name_terms[self.name_start[doc] as usize..self.name_start[doc + 1] as usize];
+        for &(id, idf) in terms {
             total += f64::from(idf);
             if Some(id) != state {
                 hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
@@ -159,7 +162,7 @@ impl SearchIndex {
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
-        let mut matched_terms: HashMap<u32, f64> = HashMap::new();
+        let mut matched_terms: FxHashMap<u32, f64> = FxHashMap::default();
         for word in &all_expansions {
             for &(id, weight, _) in word {
                 let w = matched_terms.entry(id).or_insert(0.0);
@@ -290,8 +293,13 @@ impl SearchIndex {
                 *score += 1.0e6;
             }
         }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked.truncate(limit);
+        // Best first, ties in catalog order (a total order): the best `limit` selected, then sorted.
+        let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if ranked.len() > limit {
+            ranked.select_nth_unstable_by(limit - 1, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_by(order);
         let norm = total_idf.max(1e-9);
         let mut out: Vec<Ranked> = ranked
             .iter()
