@@ -138,6 +138,10 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
 
 /// `text` cut to its first `max` characters (no copy).
 pub(super) fn first_chars(text: &str, max: usize) -> &str {
+    // A text of at most `max` bytes has at most `max` characters.
+    if text.len() <= max {
+        return text;
+    }
     match text.char_indices().nth(max) {
         Some((end, _)) => &text[..end],
         None => text,
