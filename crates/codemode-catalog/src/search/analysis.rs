@@ -80,6 +80,12 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "your",
 ];
 
+/// Whether `word` is one of the [`STOP_WORDS`].
+pub(super) fn is_stop_word(word: &str) -> bool {
+    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(word)
+}
+
 /// Leading words that make a query a question (a read).
 pub(super) const QUESTION_WORDS: &[&str] = &[
     "who", "whom", "whose", "what", "whats", "which", "when", "where", "why", "how", "is", "are", "does",
@@ -94,11 +100,13 @@ pub(super) const FILLER_WORDS: &[&str] = &[
 /// Calls `f` with each raw lower-case word of `text`: non-alphanumerics separate, camelCase
 /// boundaries split (`createIssue`, `HTTPServer` -> `http`, `server`; `PRs` stays one word).
 pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
+    // Words are ASCII letters and digits only, so bytes serve: a non-ASCII character's bytes are
+    // all separators, as the character is.
+    let bytes = text.as_bytes();
     let mut current = String::new();
-    let mut prev: Option<char> = None;
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    let mut prev: Option<u8> = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        let next = bytes.get(i + 1).copied();
         if !c.is_ascii_alphanumeric() {
             if !current.is_empty() {
                 f(&current);
@@ -110,7 +118,7 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
         if let Some(p) = prev {
             let lower_to_upper = p.is_ascii_lowercase() && c.is_ascii_uppercase();
             // `HTTPServer` splits before `S`; a plural acronym (`PRs`, `URLs`) does not.
-            let plural = next == Some('s') && !chars.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
+            let plural = next == Some(b's') && !bytes.get(i + 2).is_some_and(|n| n.is_ascii_lowercase());
             let acronym_end = p.is_ascii_uppercase()
                 && c.is_ascii_uppercase()
                 && next.is_some_and(|n| n.is_ascii_lowercase())
@@ -120,11 +128,23 @@ pub(crate) fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
                 current.clear();
             }
         }
-        current.push(c.to_ascii_lowercase());
+        current.push(char::from(c.to_ascii_lowercase()));
         prev = Some(c);
     }
     if !current.is_empty() {
         f(&current);
+    }
+}
+
+/// `text` cut to its first `max` characters (no copy).
+pub(super) fn first_chars(text: &str, max: usize) -> &str {
+    // A text of at most `max` bytes has at most `max` characters.
+    if text.len() <= max {
+        return text;
+    }
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
     }
 }
 
@@ -158,7 +178,7 @@ pub(super) fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Tok
         out.push(Token { word: word.to_owned(), term });
     });
     let mut out = fold_phrases(out);
-    out.retain(|t| !STOP_WORDS.contains(&t.word.as_str()));
+    out.retain(|t| !is_stop_word(&t.word));
     // The undoing form of a verb also names the verb (`unstar` -> `star`, `unassign` -> `assign`).
     let verbs = &lexicon().verbs;
     let mut i = 0;
@@ -177,26 +197,46 @@ pub(super) fn tokens(text: &str, stems: &mut HashMap<String, String>) -> Vec<Tok
 }
 
 pub(super) fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
-    let phrases = &lexicon().phrases;
-    if tokens.is_empty() {
+    let lexicon = lexicon();
+    if tokens.is_empty() || lexicon.phrases.is_empty() {
         return tokens;
     }
+    let same =
+        |t: &Token, f: &String| &t.term == f || t.word.strip_suffix('s').is_some_and(|w| w == f.as_str());
     let mut out = Vec::with_capacity(tokens.len());
+    let mut tokens = tokens.into_iter().map(Some).collect::<Vec<Option<Token>>>();
     let mut i = 0;
     'outer: while i < tokens.len() {
-        for (form, canonical) in phrases {
-            let n = form.len();
-            let same = |t: &Token, f: &String| {
-                &t.term == f || t.word.strip_suffix('s').is_some_and(|w| w == f.as_str())
-            };
-            if i + n <= tokens.len() && tokens[i..i + n].iter().zip(form).all(|(t, f)| same(t, f)) {
-                let word = tokens[i..i + n].iter().map(|t| t.word.as_str()).collect::<Vec<_>>().join(" ");
-                out.push(Token { word, term: canonical.clone() });
-                i += n;
-                continue 'outer;
+        let Some(token) = tokens[i].as_ref() else { break };
+        // The phrases that can start here: those whose first term is the token's term, or its
+        // word without a plural `s`.
+        let by_term = lexicon.phrase_starts.get(&token.term);
+        let by_word = token.word.strip_suffix('s').and_then(|w| lexicon.phrase_starts.get(w));
+        let mut candidates: Vec<usize> = by_term.into_iter().chain(by_word).flatten().copied().collect();
+        if !candidates.is_empty() {
+            candidates.sort_unstable();
+            candidates.dedup();
+            for p in candidates {
+                let (form, canonical) = &lexicon.phrases[p];
+                let n = form.len();
+                if i + n <= tokens.len()
+                    && tokens[i..i + n].iter().zip(form).all(|(t, f)| t.as_ref().is_some_and(|t| same(t, f)))
+                {
+                    let word = tokens[i..i + n]
+                        .iter()
+                        .flatten()
+                        .map(|t| t.word.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    out.push(Token { word, term: canonical.clone() });
+                    i += n;
+                    continue 'outer;
+                }
             }
         }
-        out.push(Token { word: tokens[i].word.clone(), term: tokens[i].term.clone() });
+        if let Some(token) = tokens[i].take() {
+            out.push(token);
+        }
         i += 1;
     }
     out

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::analysis::{for_each_word, stem};
 use super::expand::Kind;
-use super::index::{DocText, Posting, SearchIndex};
+use super::index::{DocText, RawPosting, SearchIndex};
 use super::lexicon::lexicon;
 use super::{FIELDS, OWNER_B, OWNER_K1, OWNER_NAMED_SHARE, OWNER_UNNAMED, OWNER_WEIGHTS};
 
@@ -38,11 +38,11 @@ impl Groups {
     /// Groups `of` (one id per document, ids dense from 0) over the index's postings; a term names
     /// the groups for which `names(term, posting)` holds for one of their documents.
     fn build(
-        postings: &[Vec<Posting>],
+        postings: &[Vec<RawPosting>],
         doc_len: &[[f32; FIELDS]],
         of: Vec<u32>,
         count: usize,
-        names: impl Fn(u32, &Posting, u32) -> bool,
+        names: impl Fn(u32, &RawPosting, u32) -> bool,
     ) -> Groups {
         let mut groups = Groups { of, count, ..Groups::default() };
         if count < 2 {
@@ -158,7 +158,7 @@ impl Groups {
 
 impl SearchIndex {
     /// The group stages' indexes: owners, and name families within an owner.
-    pub(super) fn build_groups(&mut self, docs: &[DocText<'_>]) {
+    pub(super) fn build_groups(&mut self, docs: &[DocText<'_>], raw: &[Vec<RawPosting>]) {
         let mut owners: HashMap<&str, u32> = HashMap::new();
         let owner_of: Vec<u32> = docs
             .iter()
@@ -167,8 +167,7 @@ impl SearchIndex {
                 *owners.entry(text.owner.unwrap_or("")).or_insert(next)
             })
             .collect();
-        self.owners =
-            Groups::build(&self.postings, &self.doc_len, owner_of, owners.len(), |_, p, _| p.tf[2] > 0.0);
+        self.owners = Groups::build(raw, &self.doc_len, owner_of, owners.len(), |_, p, _| p.tf[2] > 0.0);
         // Name families: the first name word that is not a verb, per owner.
         let verbs = &lexicon().verbs;
         let keys: Vec<Option<(u32, u32)>> = docs
@@ -215,7 +214,7 @@ impl SearchIndex {
         }
         // Families only help where there are several; one family is the whole catalog.
         if ids.len() >= 2 {
-            self.families = Groups::build(&self.postings, &self.doc_len, family_of, count, |term, p, g| {
+            self.families = Groups::build(raw, &self.doc_len, family_of, count, |term, p, g| {
                 p.tf[0] > 0.0 && family_term[g as usize] == Some(term)
             });
             self.families.parent = parent;

@@ -2,13 +2,14 @@
 //! trigram tables, verb classes, adjacent pairs and name terms (the group stages' part is in
 //! `groups`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
-use super::analysis::{split_summary, stem, tokens, tool_verb};
+use super::analysis::{first_chars, split_summary, stem, tool_verb};
 use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
-use super::{FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS};
+use super::words::{Emitted, Words};
+use super::{B, FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS, SUPPRESS, WEIGHTS};
 
 /// The text of one document, per field.
 pub(crate) struct DocText<'a> {
@@ -22,24 +23,40 @@ pub(crate) struct DocText<'a> {
     pub id: &'a str,
 }
 
+/// A term's frequency per field in one document, as the build counts it.
+#[derive(Clone, Debug)]
+pub(super) struct RawPosting {
+    pub(super) doc: u32,
+    pub(super) tf: [f32; FIELDS],
+}
+
+/// One document of a term's postings, scored at build: the fields it occurs in and its
+/// length-normalized, weighted term frequency (BM25F before saturation) over all fields and over
+/// the fields a read ask's state verb still counts in.
 #[derive(Clone, Debug)]
 pub(super) struct Posting {
     pub(super) doc: u32,
-    pub(super) tf: [f32; FIELDS],
+    /// Bit `f`: the term occurs in field `f`.
+    pub(super) mask: u8,
+    pub(super) all: f64,
+    /// Over the fields outside [`SUPPRESS`].
+    pub(super) rest: f64,
 }
 
 /// The prebuilt index over one set of entries.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchIndex {
-    pub(super) vocab: HashMap<String, u32>,
+    pub(super) vocab: FxHashMap<String, u32>,
     pub(super) terms: Vec<String>,
     /// Term ids sorted by term, for prefix lookups.
     pub(super) sorted: Vec<u32>,
     pub(super) postings: Vec<Vec<Posting>>,
+    /// The postings as counted, during the build only.
+    raw: Vec<Vec<RawPosting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
     pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
-    pub(super) known_words: HashMap<String, u32>,
+    pub(super) known_words: FxHashMap<String, u32>,
     pub(super) doc_len: Vec<[f32; FIELDS]>,
     pub(super) avg_len: [f64; FIELDS],
     /// Lower-cased tool name and id per document, for exact matches.
@@ -50,9 +67,11 @@ pub(crate) struct SearchIndex {
     /// The term of each document's verb (the first verb of its name).
     pub(super) verb_terms: Vec<Option<u32>>,
     /// Adjacent term pairs of names, labels and summaries -> the documents they occur in.
-    pub(super) pairs: HashMap<(u32, u32), Vec<u32>>,
+    pub(super) pairs: FxHashMap<(u32, u32), Vec<u32>>,
     /// The distinct terms of each document's name, with their `idf`.
-    pub(super) name_terms: Vec<Vec<(u32, f32)>>,
+    pub(super) name_terms: Vec<(u32, f32)>,
+    /// Where each document's [`name_terms`](Self::name_terms) start (one more entry than documents).
+    pub(super) name_start: Vec<u32>,
     /// The owner stage's groups (servers).
     pub(super) owners: Groups,
     /// The name-family stage's groups.
@@ -63,19 +82,19 @@ impl SearchIndex {
     pub(crate) fn build(docs: &[DocText<'_>]) -> SearchIndex {
         let mut index = SearchIndex::default();
         let mut totals = [0f64; FIELDS];
-        let mut stems: HashMap<String, String> = HashMap::new();
+        let mut words = Words::default();
+        let mut emitted: Vec<Emitted> = Vec::new();
         for (doc, text) in docs.iter().enumerate() {
-            let description: String = text.description.chars().take(MAX_DESCRIPTION_CHARS).collect();
-            let (summary, rest) = split_summary(&description);
-            let param_docs: Vec<String> = text
+            let description = first_chars(text.description, MAX_DESCRIPTION_CHARS);
+            let (summary, rest) = split_summary(description);
+            let param_docs: Vec<&str> = text
                 .param_descriptions
                 .iter()
                 .take(MAX_PARAMS)
-                .map(|d| d.chars().take(MAX_PARAM_DESCRIPTION_CHARS).collect())
+                .map(|d| first_chars(d, MAX_PARAM_DESCRIPTION_CHARS))
                 .collect();
-            let param_docs: Vec<&str> = param_docs.iter().map(String::as_str).collect();
             let params: Vec<&str> = text.params.iter().take(MAX_PARAMS).copied().collect();
-            let mut tf: HashMap<u32, [f32; FIELDS]> = HashMap::new();
+            let mut tf: FxHashMap<u32, [f32; FIELDS]> = FxHashMap::default();
             let mut len = [0f32; FIELDS];
             let texts: [&[&str]; FIELDS] = [
                 &[text.name],
@@ -89,8 +108,8 @@ impl SearchIndex {
             for (f, field_texts) in texts.into_iter().enumerate() {
                 for field_text in field_texts {
                     let mut previous: Option<u32> = None;
-                    for token in tokens(field_text, &mut stems) {
-                        let id = index.intern(&token.term);
+                    words.tokenize(&mut index, field_text, &mut emitted);
+                    for &(id, word) in &emitted {
                         if matches!(f, 0 | 1 | 3) {
                             if let Some(prev) = previous {
                                 let docs = index.pairs.entry((prev, id)).or_default();
@@ -100,14 +119,16 @@ impl SearchIndex {
                             }
                             previous = Some(id);
                         }
-                        if !token.word.contains(' ') && !index.known_words.contains_key(&token.word) {
-                            index.known_words.insert(token.word.clone(), id);
-                            let n = token.word.len();
+                        if let Some(word) = word.and_then(|w| words.first_sight(w))
+                            && !index.known_words.contains_key(word)
+                        {
+                            index.known_words.insert(word.to_owned(), id);
+                            let n = word.len();
                             if index.words_by_len.len() <= n {
                                 index.words_by_len.resize(n + 1, Vec::new());
                             }
-                            let mask = letter_mask(&token.word);
-                            index.words_by_len[n].push((token.word, id, mask));
+                            let mask = letter_mask(word);
+                            index.words_by_len[n].push((word.to_owned(), id, mask));
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
@@ -115,14 +136,17 @@ impl SearchIndex {
                 }
                 totals[f] += f64::from(len[f]);
             }
-            let mut names: Vec<(u32, f32)> =
-                tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)).collect();
-            names.sort_unstable_by_key(|n| n.0);
-            index.name_terms.push(names);
+            let start = index.name_terms.len();
+            if index.name_start.is_empty() {
+                index.name_start.push(0);
+            }
+            index.name_terms.extend(tf.iter().filter(|(_, t)| t[0] > 0.0).map(|(&id, _)| (id, 0.0)));
+            index.name_terms[start..].sort_unstable_by_key(|n| n.0);
+            index.name_start.push(index.name_terms.len() as u32);
             let mut sorted: Vec<(u32, [f32; FIELDS])> = tf.into_iter().collect();
             sorted.sort_by_key(|(id, _)| *id);
             for (id, tf) in sorted {
-                index.postings[id as usize].push(Posting { doc: doc as u32, tf });
+                index.raw[id as usize].push(RawPosting { doc: doc as u32, tf });
             }
             index.doc_len.push(len);
             index.exact.push((text.name.to_ascii_lowercase(), text.id.to_ascii_lowercase()));
@@ -143,14 +167,36 @@ impl SearchIndex {
         let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
-        let idfs: Vec<f32> =
-            (0..index.postings.len()).map(|id| index.idf(index.postings[id].len()) as f32).collect();
-        for names in &mut index.name_terms {
-            for (id, idf) in names.iter_mut() {
-                *idf = idfs[*id as usize];
-            }
+        let idfs: Vec<f32> = (0..index.raw.len()).map(|id| index.idf(index.raw[id].len()) as f32).collect();
+        for (id, idf) in &mut index.name_terms {
+            *idf = idfs[*id as usize];
         }
-        index.build_groups(docs);
+        let raw = std::mem::take(&mut index.raw);
+        index.build_groups(docs, &raw);
+        index.postings = raw
+            .iter()
+            .map(|list| {
+                list.iter()
+                    .map(|p| {
+                        let len = &index.doc_len[p.doc as usize];
+                        let (mut mask, mut all, mut rest) = (0u8, 0f64, 0f64);
+                        // Summed in field order, as the ranker always has.
+                        for f in 0..FIELDS {
+                            if p.tf[f] > 0.0 {
+                                let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / index.avg_len[f];
+                                let w = WEIGHTS[f] * f64::from(p.tf[f]) / norm;
+                                all += w;
+                                if !SUPPRESS[f] {
+                                    rest += w;
+                                }
+                                mask |= 1 << f;
+                            }
+                        }
+                        Posting { doc: p.doc, mask, all, rest }
+                    })
+                    .collect()
+            })
+            .collect();
         index
     }
 
@@ -161,7 +207,7 @@ impl SearchIndex {
         let id = self.terms.len() as u32;
         self.vocab.insert(term.to_owned(), id);
         self.terms.push(term.to_owned());
-        self.postings.push(Vec::new());
+        self.raw.push(Vec::new());
         id
     }
 

@@ -96,6 +96,9 @@ pub(super) struct Lexicon {
     pub(super) verb_terms: HashMap<String, VerbClass>,
     /// Phrase forms as term sequences -> the indexed term, longest first.
     pub(super) phrases: Vec<(Vec<String>, String)>,
+    /// A phrase form's first term -> the indexes of the [`phrases`](Self::phrases) that start with
+    /// it, longest first.
+    pub(super) phrase_starts: HashMap<String, Vec<usize>>,
     /// Question forms (raw word sequences) -> the stemmed terms they ask for.
     pub(super) asks: Vec<(Vec<String>, Vec<String>)>,
 }
@@ -108,6 +111,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
             verbs: HashMap::new(),
             verb_terms: HashMap::new(),
             phrases: Vec::new(),
+            phrase_starts: HashMap::new(),
             asks: Vec::new(),
         };
         let mut add = |from: &str, to: &str, weight: f64| {
@@ -180,6 +184,11 @@ pub(super) fn lexicon() -> &'static Lexicon {
             }
         }
         phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        for (i, (form, _)) in phrases.iter().enumerate() {
+            if let Some(first) = form.first() {
+                lexicon.phrase_starts.entry(first.clone()).or_default().push(i);
+            }
+        }
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
         lexicon.verb_terms = verb_terms;

@@ -82,15 +82,20 @@
 //!   total `idf`; an exact name match is 1) and a short `match` naming the fields that matched and
 //!   the query words matched in each (`~` marks a synonym, verb-class, prefix or typo match), then
 //!   the question words and named things that matched: `name: create, issue~; asks: who~`.
-//! - **Lazy.** An index is built on the first search of a [`Catalog`](crate::Catalog).
+//! - **Lazy.** An index is built on the first search of a [`Catalog`](crate::Catalog). The build
+//!   is linear in the catalog's text: each distinct word is analysed once (stem, stop word, phrase
+//!   start, undoing form) and a phrase is tried only where one of its forms can start; each posting
+//!   keeps its field mask and its length-normalized, weighted term frequency (over all fields and
+//!   over the fields a state verb counts in), so a query does no per-field arithmetic.
 //! - **Determinism.** Ties are broken by catalog order. A query with no usable token lists entries in
 //!   catalog order. Queries are cut to 512 characters and 32 words.
 //!
 //! # Layout
 //!
-//! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs,
-//! `index` builds the index (`groups` its owner and name-family stages), `expand` expands query words, `typo` holds
-//! the approximate matching, and `rank` scores and ranks.
+//! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs, `words`
+//! tokenizes for the index build (the same tokens, by term id), `index` builds the index (`groups`
+//! its owner and name-family stages), `expand` expands query words, `typo` holds the approximate
+//! matching, and `rank` scores and ranks.
 
 mod analysis;
 mod expand;
@@ -99,6 +104,7 @@ mod index;
 mod lexicon;
 mod rank;
 mod typo;
+mod words;
 
 pub use analysis::stem;
 pub(crate) use index::{DocText, SearchIndex};

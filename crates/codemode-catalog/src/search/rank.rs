@@ -4,14 +4,29 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use super::analysis::{Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens};
 use super::expand::Kind;
 use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
-    ADJACENT_BONUS, ASK_WEIGHT, B, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS, WEIGHTS,
+    ADJACENT_BONUS, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS,
+};
+
+/// The [`SUPPRESS`] fields as a field mask.
+const SUPPRESS_MASK: u8 = {
+    let mut mask = 0u8;
+    let mut f = 0;
+    while f < FIELDS {
+        if SUPPRESS[f] {
+            mask |= 1 << f;
+        }
+        f += 1;
+    }
+    mask
 };
 
 /// A ranked document: index, score in `[0, 1)`, match text.
@@ -40,10 +55,11 @@ impl SearchIndex {
     /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
     /// `remove_issue_link` for "remove a ticket") costs.
-    pub(super) fn name_coverage(&self, doc: usize, matched: &HashMap<u32, f64>, state: Option<u32>) -> f64 {
+    pub(super) fn name_coverage(&self, doc: usize, matched: &FxHashMap<u32, f64>, state: Option<u32>) -> f64 {
         let (mut total, mut hit) = (0f64, 0f64);
         let state = state.filter(|_| self.classes[doc] != Some(VerbClass::Read));
-        for &(id, idf) in &self.name_terms[doc] {
+        let terms = &self.name_terms[self.name_start[doc] as usize..self.name_start[doc + 1] as usize];
+        for &(id, idf) in terms {
             total += f64::from(idf);
             if Some(id) != state {
                 hit += f64::from(idf) * matched.get(&id).copied().unwrap_or(0.0);
@@ -82,14 +98,7 @@ impl SearchIndex {
                 let idf = self.idf(postings.len());
                 for p in postings {
                     let doc = p.doc as usize;
-                    let len = &self.doc_len[doc];
-                    let mut tf = 0f64;
-                    for f in 0..FIELDS {
-                        if p.tf[f] > 0.0 {
-                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
-                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
-                        }
-                    }
+                    let tf = p.all;
                     let score = ASK_WEIGHT * idf * tf / (K1 + tf);
                     let b = best.entry(doc).or_insert(0.0);
                     *b = b.max(score);
@@ -153,7 +162,7 @@ impl SearchIndex {
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
         // Each expanded term's best weight, for the name's coverage.
-        let mut matched_terms: HashMap<u32, f64> = HashMap::new();
+        let mut matched_terms: FxHashMap<u32, f64> = FxHashMap::default();
         for word in &all_expansions {
             for &(id, weight, _) in word {
                 let w = matched_terms.entry(id).or_insert(0.0);
@@ -198,24 +207,12 @@ impl SearchIndex {
                 };
                 for p in postings {
                     let doc = p.doc as usize;
-                    let len = &self.doc_len[doc];
-                    let mut tf = 0f64;
-                    let mut mask = 0u8;
                     // A read ask's verbs name a state ("who is assigned"), not the action of
                     // a write tool's name.
                     let state = read_ask
                         && self.verb_terms[doc] == Some(id)
                         && self.classes[doc] != Some(VerbClass::Read);
-                    for f in 0..FIELDS {
-                        if state && SUPPRESS[f] {
-                            continue;
-                        }
-                        if p.tf[f] > 0.0 {
-                            let norm = 1.0 - B[f] + B[f] * f64::from(len[f]) / self.avg_len[f];
-                            tf += WEIGHTS[f] * f64::from(p.tf[f]) / norm;
-                            mask |= 1 << f;
-                        }
-                    }
+                    let (tf, mask) = if state { (p.rest, p.mask & !SUPPRESS_MASK) } else { (p.all, p.mask) };
                     let score = weight * idf * tf / (K1 + tf);
                     if best[doc] == 0.0 {
                         touched.push(doc);
@@ -296,8 +293,13 @@ impl SearchIndex {
                 *score += 1.0e6;
             }
         }
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked.truncate(limit);
+        // Best first, ties in catalog order (a total order): the best `limit` selected, then sorted.
+        let order = |a: &(f64, usize), b: &(f64, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if ranked.len() > limit {
+            ranked.select_nth_unstable_by(limit - 1, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_by(order);
         let norm = total_idf.max(1e-9);
         let mut out: Vec<Ranked> = ranked
             .iter()
