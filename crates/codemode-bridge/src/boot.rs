@@ -113,13 +113,36 @@ impl BootContext {
     /// example into a sandbox base image with `Sandbox::extend`); it leaves
     /// the hook `__codemode_namespaces` for [`BootContext::namespaces_script`], which every run must then
     /// evaluate before its cell (it removes the hook).
+    ///
+    /// The `API` files' contents travel as string literals of their own (an array, the second
+    /// argument), not inside the boot JSON: the guest then holds each content once, where a JSON
+    /// string of megabytes (10,000 MCP tools' declarations) would also leave its literal, its parse
+    /// and a copy of every content behind in guest memory (a base image several times larger).
     pub fn api_script(&self) -> Result<String, BridgeError> {
         let mut json = self.boot_json()?;
+        let mut contents = Vec::new();
         if let Value::Object(map) = &mut json {
             map.remove("namespaces");
+            if let Some(Value::Array(files)) = map.get_mut("files") {
+                for file in files {
+                    if let Some(Value::String(content)) =
+                        file.as_object_mut().and_then(|f| f.remove("content"))
+                    {
+                        contents.push(content);
+                    }
+                }
+            }
         }
         let literal = Value::String(json.to_string()).to_string();
-        Ok(format!("{BOOT_FUNCTION}({literal});"))
+        let mut script = format!("{BOOT_FUNCTION}({literal}, [");
+        for (i, content) in contents.into_iter().enumerate() {
+            if i > 0 {
+                script.push(',');
+            }
+            script.push_str(&Value::String(content).to_string());
+        }
+        script.push_str("]);");
+        Ok(script)
     }
 
     /// Second stage of a two-stage boot: the run's namespaces (possibly none).

@@ -3,7 +3,7 @@
 // Evaluated once, as a classic script, into the base snapshot, before any user code exists. It
 // captures the sandbox's three private imports and every intrinsic it needs, deletes the imports from
 // globalThis (handing its cell-value encoder to the sandbox first), and leaves private globals:
-//   __codemode_boot(json)   - called once per run by the boot script; defines the guest API, then
+//   __codemode_boot(json, contents?) - called once per run by the boot script; defines the guest API, then
 //                             deletes itself. Without `namespaces` in the JSON it leaves
 //                             __codemode_namespaces(json) instead: the API is then baked into a
 //                             base image once, and each run adds its namespaces (and deletes the hook)
@@ -1157,11 +1157,16 @@
   }
 
   let booted = false;
-  function boot(bootJson) {
+  // `contents` (a two-stage boot's first stage): the API files' contents, in the order of
+  // `ctx.files`, passed as string literals of their own rather than inside the JSON.
+  function boot(bootJson, contents) {
     if (booted) throw new ErrorCtor("codemode: the guest API is already booted");
     booted = true;
     delete global.__codemode_boot;
     const ctx = jsonParse(bootJson);
+    if (isArray(contents)) {
+      for (let i = 0; i < ctx.files.length; i++) put(ctx.files[i], "content", contents[i]);
+    }
     if (ctx.protocol !== PROTOCOL) {
       throw new ErrorCtor(
         "code mode bridge protocol mismatch: prelude speaks " + PROTOCOL + ", host speaks " + StringCtor(ctx.protocol),

@@ -130,6 +130,8 @@ pub struct Catalog {
     mcp_search: OnceLock<SearchIndex>,
     /// Indices of MCP entries, in catalog order.
     mcp: Vec<usize>,
+    /// Entry counts by source (every result's telemetry reports them: counted once, here).
+    counts: SourceCounts,
 }
 
 /// One search result: the entry, how well it matched, and where.
@@ -234,6 +236,14 @@ impl Catalog {
             diagnostics.push(CatalogDiagnostic::RefusedSafeName { id, reason });
         }
         let safe_name_by_id = safe.installed.iter().enumerate().map(|(i, (_, id))| (id.clone(), i)).collect();
+        let mut counts = SourceCounts::default();
+        for entry in &entries {
+            match entry.source {
+                ToolSource::Openclaw => counts.openclaw += 1,
+                ToolSource::Mcp => counts.mcp += 1,
+                ToolSource::Client => counts.client += 1,
+            }
+        }
 
         Catalog {
             host_source,
@@ -248,6 +258,7 @@ impl Catalog {
             search: OnceLock::new(),
             mcp_search: OnceLock::new(),
             mcp,
+            counts,
         }
     }
 
@@ -419,15 +430,7 @@ impl Catalog {
 
     /// Entry counts by source.
     pub fn counts(&self) -> SourceCounts {
-        let mut counts = SourceCounts::default();
-        for entry in &self.entries {
-            match entry.source {
-                ToolSource::Openclaw => counts.openclaw += 1,
-                ToolSource::Mcp => counts.mcp += 1,
-                ToolSource::Client => counts.client += 1,
-            }
-        }
-        counts
+        self.counts
     }
 
     /// The direct-only tools that were left out of the catalog (they stay on the model surface),

@@ -52,6 +52,13 @@ pub struct SandboxConfig {
     /// without it ([`crate::Vm::writes_tracked`] tells which). Snapshots are byte-identical
     /// either way. Default: `false`.
     pub track_writes: bool,
+    /// VMs of a sandbox whose base image has at least this many bytes are write-tracked from their
+    /// start, so that [`crate::Sandbox::recycle`] can reset a finished VM in place (rewriting only
+    /// the pages its run wrote) instead of dropping it and restoring the whole base image into a
+    /// fresh instance: a large base image (a catalog's guest API) then costs nothing per run.
+    /// `usize::MAX` turns recycling off (except with [`SandboxConfig::track_writes`], which tracks
+    /// every VM anyway). Default: 1 MiB.
+    pub recycle_min_base_bytes: usize,
 }
 
 impl Default for SandboxConfig {
@@ -64,6 +71,7 @@ impl Default for SandboxConfig {
             compress_snapshots: true,
             max_live_vms: 1000,
             track_writes: false,
+            recycle_min_base_bytes: 1 << 20,
         }
     }
 }

@@ -39,6 +39,22 @@ impl Tracker {
         }
     }
 
+    /// Write-protect the pages `pages` (ascending indices into the range) again, so their next
+    /// write is tracked anew: after [`Tracker::written`] and a reset of those pages, the tracker
+    /// then reports only pages written from here on. `false` when the kernel refused (the caller
+    /// must then stop trusting the tracker).
+    pub(crate) fn protect(&self, pages: &[u32]) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.imp.protect(pages)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = pages;
+            false
+        }
+    }
+
     /// Append to `out` (ascending) the index of every page of the range written since
     /// [`Tracker::arm`], possibly with some pages that were not. `false` when the scan failed
     /// (the caller must then treat every page as written).
@@ -219,6 +235,35 @@ mod imp {
                 return None;
             }
             Some(Tracker { uffd, _place: place, pagemap, start, len: len as u64 })
+        }
+
+        pub(crate) fn protect(&self, pages: &[u32]) -> bool {
+            let pages_in_range = self.len / PAGE as u64;
+            let mut i = 0;
+            while i < pages.len() {
+                // One ioctl per run of consecutive pages.
+                let first = pages[i];
+                let mut end = first as u64 + 1;
+                i += 1;
+                while i < pages.len() && pages[i] as u64 == end {
+                    end += 1;
+                    i += 1;
+                }
+                if end > pages_in_range {
+                    return false;
+                }
+                let range = UffdioRange {
+                    start: self.start + first as u64 * PAGE as u64,
+                    len: (end - first as u64) * PAGE as u64,
+                };
+                let mut wp = UffdioWriteprotect { range, mode: UFFDIO_WRITEPROTECT_MODE_WP };
+                // SAFETY: as in `arm`: UFFDIO_WRITEPROTECT reads one `uffdio_writeprotect` over a
+                // part of the registered range; with WP_ASYNC nothing ever blocks on it.
+                if unsafe { libc::ioctl(self.uffd.as_raw_fd(), UFFDIO_WRITEPROTECT, &mut wp) } != 0 {
+                    return false;
+                }
+            }
+            true
         }
 
         pub(crate) fn written(&self, out: &mut Vec<u32>) -> bool {

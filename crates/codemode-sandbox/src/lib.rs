@@ -98,6 +98,14 @@
 //! write-protected through a userfaultfd of its own when it starts or is restored, and a
 //! snapshot compares only the pages written since ([`Vm::writes_tracked`] tells whether a VM
 //! got tracking; without it, it compares every page). The bytes are identical either way.
+//!
+//! # Recycling
+//!
+//! [`Sandbox::recycle`] turns a finished VM back into a fresh one in place: the pages it wrote
+//! get the base image's contents back and its host state is new, so a large base image (a big
+//! catalog's guest API) is not copied in for every run. VMs of a base image of at least
+//! [`SandboxConfig::recycle_min_base_bytes`] are write-tracked for that from their start; a VM
+//! that was terminated, grew its memory or is untracked is refused (dropped).
 
 #![deny(missing_docs)]
 

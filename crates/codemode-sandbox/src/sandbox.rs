@@ -111,6 +111,12 @@ impl Sandbox {
         (self.inner.compiled.module_hash, self.inner.base.id)
     }
 
+    /// Bytes of this sandbox's base image: the pages that differ from the pristine module memory
+    /// (what every fresh VM copies into its instance).
+    pub fn base_image_bytes(&self) -> usize {
+        self.inner.base.dirty.len() * PAGE
+    }
+
     /// The configuration this sandbox was built with.
     pub fn config(&self) -> &SandboxConfig {
         &self.inner.config
@@ -125,17 +131,49 @@ impl Sandbox {
 
     /// A fresh VM in the base state (a restore of the base image; no init runs). `Math.random`
     /// is seeded per VM (from the OS, or the deterministic seed).
+    ///
+    /// With a base image of at least [`SandboxConfig::recycle_min_base_bytes`] (or with
+    /// [`SandboxConfig::track_writes`]) the VM is write-tracked, so [`Sandbox::recycle`] can reset
+    /// it in place once its run is over.
     pub fn start(&self) -> Result<Vm, SandboxError> {
         let mut vm = self.start_unseeded()?;
+        let config = &self.inner.config;
+        if config.track_writes || self.base_image_bytes() >= config.recycle_min_base_bytes {
+            vm.arm_tracking(Vec::new());
+        }
+        self.seed(&mut vm)?;
+        Ok(vm)
+    }
+
+    /// Seeds `Math.random` of a VM in the base state (from the OS, or the deterministic seed).
+    fn seed(&self, vm: &mut Vm) -> Result<(), SandboxError> {
         let seed = match self.inner.config.deterministic {
             Some(d) => d.seed,
             None => os_random_u64(),
         };
-        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))?;
-        Ok(vm)
+        vm.guarded(Instant::now() + Duration::from_secs(1), |store, ex| ex.seed.call(store, seed))
     }
 
-    /// A VM in the base state, its random state not seeded.
+    /// A finished VM of this sandbox, reset in place to the state [`Sandbox::start`] gives: the
+    /// pages it wrote since its start (or its last recycle) get the base image's contents back,
+    /// its host state (ledger, output, statistics, policy, clock, interrupt handle) is new, and
+    /// `Math.random` is seeded anew. The cost is proportional to the pages the run wrote, not to
+    /// the base image. Nothing of the run survives: every page that may differ from the base
+    /// image is rewritten, and a VM for which that cannot be known is not recycled.
+    ///
+    /// `None` (the VM is dropped) when the VM cannot be recycled: it is another sandbox's, it was
+    /// terminated (a trap, a timeout, an interrupt), its memory grew past the base image's size,
+    /// it is not write-tracked (see [`SandboxConfig::recycle_min_base_bytes`]), or the kernel
+    /// refused the tracking calls. Start a fresh VM then.
+    pub fn recycle(&self, mut vm: Vm) -> Option<Vm> {
+        if !Arc::ptr_eq(&vm.sandbox, &self.inner) || !vm.reset_to_base() {
+            return None;
+        }
+        self.seed(&mut vm).ok()?;
+        Some(vm)
+    }
+
+    /// A VM in the base state, its random state not seeded (and its writes not tracked).
     fn start_unseeded(&self) -> Result<Vm, SandboxError> {
         let mut vm = self.fresh(self.inner.base.len as u64)?;
         let base = &self.inner.base;
@@ -145,9 +183,6 @@ impl Sandbox {
             mem[off..off + PAGE].copy_from_slice(base.dirty_page(k));
         }
         vm.store.data_mut().ledger = base.ledger.clone();
-        if self.inner.config.track_writes {
-            vm.arm_tracking(Vec::new());
-        }
         Ok(vm)
     }
 

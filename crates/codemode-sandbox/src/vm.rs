@@ -525,6 +525,47 @@ impl Vm {
         Some(all)
     }
 
+    /// Resets a finished, write-tracked VM to its sandbox's base state in place (see
+    /// [`crate::Sandbox::recycle`]; the caller seeds it). `false` when it cannot be (then it must
+    /// be dropped, never used again).
+    pub(crate) fn reset_to_base(&mut self) -> bool {
+        if self.terminated.is_some() {
+            return false;
+        }
+        let sandbox = self.sandbox.clone();
+        let base = &sandbox.base;
+        if self.memory.data_size(&self.store) != base.len {
+            return false;
+        }
+        // Every page that may differ from the base image: written since armed, or differing when
+        // armed (a restored snapshot's). `None` (no tracking, a moved memory, a failed scan):
+        // unknown, so not recyclable.
+        let Some(pages) = self.candidate_pages() else { return false };
+        let pristine = &sandbox.compiled.pristine;
+        let mem = self.memory.data_mut(&mut self.store);
+        for &p in &pages {
+            let off = p as usize * PAGE;
+            let Some(dst) = mem.get_mut(off..off + PAGE) else { return false };
+            dst.copy_from_slice(base.page(pristine, p as usize));
+        }
+        // Track those pages anew (the others are still protected: never written since armed).
+        let Some(tracking) = self.tracking.as_mut() else { return false };
+        if !tracking.tracker.protect(&pages) {
+            self.tracking = None;
+            return false;
+        }
+        tracking.differed.clear();
+        // A new host state: no policy, ledger, output, clock or interrupt flag of the last run (an
+        // interrupt handle given out for it no longer reaches this VM).
+        let config = &sandbox.config;
+        let mut state = HostState::new(config.linear_memory_cap(), config.deterministic);
+        state.memory = Some(self.memory);
+        state.ledger = base.ledger.clone();
+        *self.store.data_mut() = state;
+        self.cell_running = false;
+        true
+    }
+
     pub(crate) fn set_cell_running(&mut self, running: bool) {
         self.cell_running = running;
     }

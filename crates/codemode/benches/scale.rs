@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use codemode::{
     CodeMode, CodeModeConfig, ExecInput, McpServer, NamespaceRegistry, NestedCall, RunOptions, RunScope,
-    ToolError, ToolHost, ToolOutcome, ToolSpec, definition_chars,
+    Sandbox, SandboxConfig, SandboxFactory, ToolError, ToolHost, ToolOutcome, ToolSpec, definition_chars,
 };
 use codemode_catalog::{Catalog, CatalogOptions, QuickIndexOptions};
 use codemode_mcp::{McpApi, McpApiOptions};
@@ -41,6 +41,25 @@ fn build(tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
         .mcp_servers(servers)
         .host(Arc::new(Echo))
         .namespaces(NamespaceRegistry::new())
+        .build()
+        .unwrap()
+}
+
+/// The same runtime with VM recycling off (`SandboxConfig::recycle_min_base_bytes`): every fresh
+/// VM restores the whole base image, as before recycling (the A/B column).
+fn build_without_recycling(tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
+    let factory: SandboxFactory = Arc::new(|config: &CodeModeConfig, prelude: &str| {
+        let mut sandbox = SandboxConfig::default();
+        sandbox.memory_limit_bytes = config.memory_limit_bytes;
+        sandbox.recycle_min_base_bytes = usize::MAX;
+        Sandbox::new(sandbox, prelude)
+    });
+    CodeMode::builder(CodeModeConfig::enabled())
+        .tools(tools)
+        .mcp_servers(servers)
+        .host(Arc::new(Echo))
+        .namespaces(NamespaceRegistry::new())
+        .sandbox_factory(factory)
         .build()
         .unwrap()
 }
@@ -98,8 +117,11 @@ fn main() {
     // The process-wide sandbox (module compile + prelude) is created by the first build.
     let one_tool = || build(vec![ToolSpec::core("echo")], Vec::new());
     drop(one_tool());
-    let baseline = trivial_exec(&runtime, &one_tool());
-    println!("1 tool: trivial exec median {:.1} µs", micros(baseline));
+    let one = one_tool();
+    let baseline = trivial_exec(&runtime, &one);
+    let one_base_kib = one.base_image_bytes() / 1024;
+    drop(one);
+    println!("1 tool: trivial exec median {:.1} µs, base image {one_base_kib} KiB", micros(baseline));
     let mut table = tables::Table::new(
         "scale",
         "Scale",
@@ -108,6 +130,8 @@ fn main() {
             "build median ms",
             "trivial exec median µs",
             "vs 1 tool",
+            "without recycling µs",
+            "base image KiB",
             "search median µs",
             "first search ms",
             "memory per CodeMode MiB",
@@ -121,6 +145,8 @@ fn main() {
         String::new(),
         format!("{:.1}", micros(baseline)),
         "1.00x".into(),
+        String::new(),
+        one_base_kib.to_string(),
         String::new(),
         String::new(),
         String::new(),
@@ -149,7 +175,12 @@ fn main() {
         let started = Instant::now();
         std::hint::black_box(McpApi::build(&servers, &McpApiOptions::default()).files().len());
         let mcp_ms = started.elapsed().as_secs_f64() * 1e3;
-        println!("{n} tools: build phases: Catalog::build {catalog_ms:.1} ms, McpApi::build {mcp_ms:.1} ms");
+        let build_ms = median(builds.clone()).as_secs_f64() * 1e3;
+        println!(
+            "{n} tools: build median {build_ms:.1} ms: Catalog::build {catalog_ms:.1} ms, McpApi::build {mcp_ms:.1} ms, \
+             the rest (boot script, its run into the base image, capture) {:.1} ms",
+            build_ms - catalog_ms - mcp_ms
+        );
         // Memory: what three more built (and once-run) runtimes hold, per runtime.
         let before = rss_bytes();
         let held: Vec<CodeMode> = (0..3).map(|_| build(specs.clone(), servers.clone())).collect();
@@ -161,6 +192,10 @@ fn main() {
         drop(held);
         let cm = build(specs.clone(), servers.clone());
         let exec = trivial_exec(&runtime, &cm);
+        let without = {
+            let cm = build_without_recycling(specs.clone(), servers.clone());
+            trivial_exec(&runtime, &cm)
+        };
         // Search: the first query builds the index.
         let fresh = build(specs.clone(), servers.clone());
         let started = Instant::now();
@@ -182,6 +217,8 @@ fn main() {
             format!("{:.1}", median(builds).as_secs_f64() * 1e3),
             format!("{:.1}", micros(exec)),
             format!("{:.2}x", micros(exec) / micros(baseline)),
+            format!("{:.1}", micros(without)),
+            (cm.base_image_bytes() / 1024).to_string(),
             format!("{:.1}", micros(median(searches))),
             format!("{:.2}", first.as_secs_f64() * 1e3),
             format!("{per:.1}"),

@@ -131,9 +131,10 @@ fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
     IDLE.get_or_init(Default::default)
 }
 
-/// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped. `spare` is a
-/// VM started ahead of time from the job's sandbox, used for a fresh run.
-fn run_job(job: Job, spare: Option<Vm>) {
+/// Runs one job to its end: the VM lives until the [`VmThread`] handle is dropped, and is returned
+/// then (for [`Sandbox::recycle`]). `spare` is a VM started ahead of time from the job's sandbox,
+/// used for a fresh run.
+fn run_job(job: Job, spare: Option<Vm>) -> Option<Vm> {
     let Job { sandbox, origin, ledger, deadline, requests, first, sent, ready } = job;
     let vm = match (origin, spare) {
         (Origin::Fresh, Some(vm)) => Ok(vm),
@@ -144,13 +145,13 @@ fn run_job(job: Job, spare: Option<Vm>) {
         Ok(vm) => vm,
         Err(e) => {
             let _ = ready.send(Err(e));
-            return;
+            return None;
         }
     };
     vm.set_policy(RunLedger::policy(&ledger));
     let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
     if ready.send(Ok(first)).is_err() {
-        return;
+        return Some(vm);
     }
     while let Ok((command, sent, answer)) = requests.recv() {
         let reply = run_command(&mut vm, command, step_deadline(deadline, sent));
@@ -158,11 +159,14 @@ fn run_job(job: Job, spare: Option<Vm>) {
             break;
         }
     }
+    Some(vm)
 }
 
 /// A VM thread's life: jobs one after another, idle in between (at most [`MAX_IDLE_THREADS`] wait;
-/// past that the thread ends). While idle it holds a VM already started from the sandbox of its
-/// last run, so the next fresh run of that sandbox skips the start (restoring the base image).
+/// past that the thread ends). While idle it holds a VM ready for the sandbox of its last run, so
+/// the next fresh run of that sandbox skips the start: the finished VM reset in place
+/// ([`Sandbox::recycle`]: only the pages the run wrote), else a VM started anew (restoring the
+/// whole base image).
 fn worker(jobs: mpsc::Receiver<Job>, me: mpsc::Sender<Job>) {
     let mut spare: Option<(Sandbox, Vm)> = None;
     while let Ok(job) = jobs.recv() {
@@ -171,8 +175,12 @@ fn worker(jobs: mpsc::Receiver<Job>, me: mpsc::Sender<Job>) {
             _ => None,
         };
         let sandbox = job.sandbox.clone();
-        run_job(job, vm);
-        spare = sandbox.start().ok().map(|vm| (sandbox, vm));
+        let used = run_job(job, vm);
+        let next = match used.and_then(|vm| sandbox.recycle(vm)) {
+            Some(vm) => Some(vm),
+            None => sandbox.start().ok(),
+        };
+        spare = next.map(|vm| (sandbox, vm));
         let mut idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() >= MAX_IDLE_THREADS {
             return;
@@ -391,8 +399,8 @@ mod spares {
     const MAX_QUEUED: usize = 2;
     static QUEUED: AtomicUsize = AtomicUsize::new(0);
 
-    /// Work for the background thread: drop `used` (if any), then make sure `sandbox` has a
-    /// spare.
+    /// Work for the background thread: recycle or drop `used` (if any), then make sure `sandbox`
+    /// has a spare.
     struct Recycle {
         sandbox: Sandbox,
         used: Option<Vm>,
@@ -412,8 +420,9 @@ mod spares {
                 .stack_size(stack)
                 .spawn(move || {
                     while let Ok(Recycle { sandbox, used }) = rx.recv() {
-                        drop(used);
-                        refill(&sandbox);
+                        // A finished VM reset in place becomes the spare (else it is dropped).
+                        let recycled = used.and_then(|vm| sandbox.recycle(vm));
+                        refill(&sandbox, recycled);
                         QUEUED.fetch_sub(1, Ordering::AcqRel);
                     }
                 })
@@ -423,7 +432,9 @@ mod spares {
         .as_ref()
     }
 
-    fn refill(sandbox: &Sandbox) {
+    /// Makes sure `sandbox` has a spare: `recycled` (a finished VM of it, reset in place) if
+    /// given, else one started anew.
+    fn refill(sandbox: &Sandbox, recycled: Option<Vm>) {
         let have = {
             let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
             pool.iter().filter(|(s, _)| s.is_same(sandbox)).count()
@@ -431,7 +442,13 @@ mod spares {
         if have >= PER_SANDBOX {
             return;
         }
-        let Ok(vm) = sandbox.start() else { return };
+        let vm = match recycled {
+            Some(vm) => vm,
+            None => match sandbox.start() {
+                Ok(vm) => vm,
+                Err(_) => return,
+            },
+        };
         let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
         if pool.len() >= MAX_SPARES {
             // The oldest spare goes (dropped outside the lock).
@@ -472,7 +489,8 @@ mod spares {
         spare
     }
 
-    /// A finished VM: dropped in the background, where a spare for its sandbox is started next.
+    /// A finished VM: in the background, reset in place to become its sandbox's spare
+    /// ([`Sandbox::recycle`]), or dropped and a spare started anew.
     pub(super) fn recycle(sandbox: &Sandbox, vm: Vm) {
         send(sandbox, Some(vm));
     }

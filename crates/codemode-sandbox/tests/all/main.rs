@@ -3,6 +3,7 @@
 mod api;
 mod hostile;
 mod limits;
+mod recycle;
 mod roundtrip;
 mod snapshots;
 mod tracking;

@@ -78,6 +78,12 @@ impl CodeMode {
         self.inner.mcp.as_ref()
     }
 
+    /// Bytes of this runtime's base image (the guest API of its catalog, booted once; every fresh VM
+    /// starts from it), or 0 without a sandbox.
+    pub fn base_image_bytes(&self) -> usize {
+        self.inner.sandbox.as_ref().map_or(0, codemode_sandbox::Sandbox::base_image_bytes)
+    }
+
     /// Why the sandbox is unavailable, if it is (then every `exec` fails with `runtime_unavailable`).
     pub fn runtime_unavailable_reason(&self) -> Option<&str> {
         self.inner.sandbox.as_ref().err().map(String::as_str)

@@ -117,3 +117,47 @@ fn api_tool_ident(cm: &CodeMode, server: &str, tool: &str) -> String {
     let server = api.server_table().ident(server).unwrap();
     api.tool_table(server).unwrap().ident(tool).unwrap().to_owned()
 }
+
+/// With a large catalog the base image is big enough that finished VMs are recycled in place
+/// (`Sandbox::recycle`) rather than restored from the base image: nothing a run does is visible to
+/// the next one, on VM threads and on the calling thread, after completed, failed, timed-out and
+/// memory-growing runs alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_on_recycled_vms_see_nothing_of_earlier_runs() {
+    let servers = synthetic_servers(1_000);
+    for thread in [codemode::GuestThread::Dedicated, codemode::GuestThread::Caller] {
+        let cm = CodeMode::builder(
+            CodeModeConfig::from_json(&json!({ "enabled": true, "timeoutMs": 20000 })).unwrap(),
+        )
+        .tools(specs(&servers))
+        .mcp_servers(servers.clone())
+        .host(ScriptedHost::new())
+        .namespaces(NamespaceRegistry::new())
+        .guest_thread(thread)
+        .build()
+        .unwrap();
+        assert!(
+            cm.base_image_bytes() >= codemode::SandboxConfig::default().recycle_min_base_bytes,
+            "the 1,000-tool base image ({} bytes) should be large enough to recycle VMs",
+            cm.base_image_bytes()
+        );
+        let scope = scope();
+        let probe = "return [typeof leak, ({}).polluted ?? null, typeof globalThis.big, Object.keys(MCP).length, \
+                     (await API.list('mcp')).length];";
+        let clean = value(&cm.exec(&scope, ExecInput::code(probe)).await);
+        assert_eq!(clean[0], json!("undefined"), "{clean}");
+        let dirty = [
+            "globalThis.leak = 1; Object.prototype.polluted = 'yes'; return 1;",
+            "globalThis.leak = 2; throw new Error('failed');",
+            "globalThis.big = new Uint8Array(32 << 20).fill(1); globalThis.leak = 3; return big.length;",
+            "globalThis.leak = 4; Array.prototype.map = null; JSON.stringify = null; return 'ok';",
+        ];
+        for _round in 0..3 {
+            for code in dirty {
+                let _ = cm.exec(&scope, ExecInput::code(code)).await;
+                let seen = value(&cm.exec(&scope, ExecInput::code(probe)).await);
+                assert_eq!(seen, clean, "{thread:?}: after {code}");
+            }
+        }
+    }
+}
