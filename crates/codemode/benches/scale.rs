@@ -50,7 +50,7 @@ fn build(tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
 fn build_without_recycling(tools: Vec<ToolSpec>, servers: Vec<McpServer>) -> CodeMode {
     let factory: SandboxFactory = Arc::new(|config: &CodeModeConfig, prelude: &str| {
         let mut sandbox = SandboxConfig::default();
-        sandbox.memory_limit_bytes = config.memory_limit_bytes;
+        sandbox.memory_limit_bytes = config.memory_limit_bytes();
         sandbox.recycle_min_base_bytes = usize::MAX;
         Sandbox::new(sandbox, prelude)
     });
