@@ -403,3 +403,21 @@ fn the_plain_data_encoder_gives_up_without_running_guest_code() {
     );
     assert_eq!(vm.eval_cell(&code, "user.js", soon()).unwrap(), completed(&expected));
 }
+
+/// Encoding plain data natively leaks nothing: many encodes leave the linear memory where a few
+/// left it.
+#[test]
+fn the_plain_data_encoder_does_not_grow_memory() {
+    let sb = Sandbox::new(crate::det_config(), "").unwrap();
+    let mut vm = sb.start().unwrap();
+    let code = |n: u32| {
+        format!(
+            r#"let s = 0; for (let i = 0; i < {n}; i++) s += {e}({{ i, q: "v" + i, a: [i, {{ k: null }}] }}, Object.prototype).length; return s > 0;"#,
+            e = globals::ENCODE
+        )
+    };
+    assert_eq!(vm.eval_cell(&code(1000), "user.js", soon()).unwrap(), completed("true"));
+    let after_few = vm.memory_bytes();
+    assert_eq!(vm.eval_cell(&code(200_000), "user.js", soon()).unwrap(), completed("true"));
+    assert_eq!(vm.memory_bytes(), after_few);
+}
