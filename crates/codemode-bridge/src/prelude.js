@@ -20,7 +20,14 @@
   const hostCall = global.__codemode_host_call;
   const emitOutput = global.__codemode_output;
   const setResultEncoder = global.__codemode_set_result_encoder;
-  if (typeof hostCall !== "function" || typeof emitOutput !== "function" || typeof setResultEncoder !== "function") {
+  // The sandbox's native encoder for plain data (see `encode`).
+  const plainEncode = global.__codemode_encode;
+  if (
+    typeof hostCall !== "function" ||
+    typeof emitOutput !== "function" ||
+    typeof setResultEncoder !== "function" ||
+    typeof plainEncode !== "function"
+  ) {
     throw new Error("codemode prelude: the sandbox bridge imports are missing");
   }
 
@@ -78,6 +85,7 @@
   delete global.__codemode_host_call;
   delete global.__codemode_output;
   delete global.__codemode_set_result_encoder;
+  delete global.__codemode_encode;
 
   // ---- stack-trace hook: no frame's function or receiver is reachable ----
   // The engine passes CallSite objects to a guest's `Error.prepareStackTrace` (for any error,
@@ -259,10 +267,16 @@
   // Array.prototype would run inside it; here nothing can). JSON.stringify is used on strings only.
 
   // The JSON text of `value`, or undefined when it has none (undefined, a function, a symbol).
+  // Plain data (strings, numbers, booleans, null, arrays and plain objects of such, with data
+  // properties only, at most 64 KiB of text) is encoded natively by the sandbox in one call; it
+  // runs no guest code and gives up (undefined) on anything else, which then takes the walk below:
+  // the walk owns every rule and every error.
   // One state object serves every encode; a re-entrant encode (a getter that calls a tool while
   // its object is being encoded) gets its own.
   const sharedState = { __proto__: null, ancestors: null, root: null, nodes: 0, what: "", busy: false };
   function encode(value, what) {
+    const plain = plainEncode(value, objectPrototype);
+    if (plain !== undefined) return plain;
     if (sharedState.busy) {
       return walk(value, { __proto__: null, ancestors: null, root: null, nodes: 0, what, busy: true }, 0);
     }
@@ -307,7 +321,7 @@
     return jsonStringify(wellFormed(s));
   }
 
-  // Quoted object keys, reused across calls (keys repeat: "query", "id", ...). Prototype-less, so
+  // Quoted object keys (and tool ids), reused across calls (keys repeat: "query", "id", ...). Prototype-less, so
   // user code cannot reach or poison it; bounded so hostile key floods do not grow it.
   const quotedKeys = objectCreate(null);
   let quotedKeyCount = 0;
@@ -521,7 +535,7 @@
     let members;
     try {
       const text = encodeArgument(input, what);
-      const idText = typeof id === "string" ? quote(id) : requireString(id, what + ": id");
+      const idText = typeof id === "string" ? quoteKey(id) : requireString(id, what + ": id");
       members = ',"id":' + idText + (text === undefined ? "" : ',"input":' + text);
     } catch (e) {
       return rejected(e);

@@ -256,6 +256,9 @@ pub fn decode_request(payload: &str) -> Result<HostRequest, DecodeError> {
 
 /// Decodes a guest payload within `limits`.
 pub fn decode_request_with(payload: &[u8], limits: &DecodeLimits) -> Result<HostRequest, DecodeError> {
+    if let Some(request) = decode_tool_call(payload, limits) {
+        return Ok(request);
+    }
     let value = json::decode_json_bytes(payload, limits)?;
     let Value::Object(mut m) = value else {
         return Err(invalid("code mode bridge: a request must be a JSON object"));
@@ -357,6 +360,39 @@ pub fn decode_request_with(payload: &[u8], limits: &DecodeLimits) -> Result<Host
     };
     r.finish()?;
     Ok(request)
+}
+
+/// A well-formed `call` / `callValue` request, as the prelude sends it (the hot path: every tool
+/// call), decoded straight into its fields. `None` for anything else (another op, a missing or
+/// extra member, a wrong type, a duplicate key, bad syntax, a payload past `limits`): the general
+/// decoder then decides, with its own errors, so both paths accept exactly the same requests and
+/// decode them to the same values (an explicit `"input": null` stays `Some(Null)`).
+fn decode_tool_call(payload: &[u8], limits: &DecodeLimits) -> Option<HostRequest> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ToolCall<'a> {
+        v: u64,
+        #[serde(borrow)]
+        op: std::borrow::Cow<'a, str>,
+        id: String,
+        #[serde(default, deserialize_with = "present")]
+        input: Option<Value>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        <Value as serde::Deserialize>::deserialize(d).map(Some)
+    }
+    if payload.len() > limits.max_bytes || json::nesting_depth(payload) > limits.max_depth {
+        return None;
+    }
+    let call: ToolCall<'_> = serde_json::from_slice(payload).ok()?;
+    if call.v != u64::from(PROTOCOL_VERSION) {
+        return None;
+    }
+    match &*call.op {
+        "callValue" => Some(HostRequest::CallValue { id: call.id, input: call.input }),
+        "call" => Some(HostRequest::Call { id: call.id, input: call.input }),
+        _ => None,
+    }
 }
 
 fn limit_message(what: &str) -> String {
@@ -510,6 +546,48 @@ mod tests {
         for request in requests {
             assert_eq!(decode_request(&request.to_payload()).unwrap(), request);
         }
+    }
+
+    /// The tool-call fast path decodes exactly what the general decoder does, and leaves every
+    /// payload it does not fully accept to it (same errors, same values).
+    #[test]
+    fn tool_call_fast_path_agrees_with_the_general_decoder() {
+        let limits = DecodeLimits { max_bytes: MAX_ARGUMENT_BYTES as usize, max_depth: MAX_REQUEST_DEPTH };
+        let taken = [
+            r#"{"v":1,"op":"callValue","id":"a:b:c","input":{"b":1,"a":[2.5,null,"é"]}}"#,
+            r#"{"v":1,"op":"call","id":"a:b:c"}"#,
+            r#"{"v":1,"op":"callValue","id":"x","input":null}"#,
+            r#" {"input":7,"id":"x","op":"call","v":1} "#,
+            r#"{"v":1,"op":"call","id":"x"}"#,
+        ];
+        for payload in taken {
+            let fast = decode_tool_call(payload.as_bytes(), &limits).unwrap_or_else(|| panic!("{payload}"));
+            assert_eq!(Ok(fast.clone()), decode_request(payload), "{payload}");
+            let Value::Object(mut general) = serde_json::from_str::<Value>(payload).unwrap() else {
+                panic!()
+            };
+            let input = general.remove("input");
+            assert!(
+                matches!(&fast, HostRequest::Call { input: i, .. } | HostRequest::CallValue { input: i, .. } if *i == input)
+            );
+        }
+        let left = [
+            r#"{"v":1,"op":"callValue","id":"x","id":"y"}"#,
+            r#"{"v":1,"op":"callValue","id":"x","extra":1}"#,
+            r#"{"v":1.0,"op":"callValue","id":"x"}"#,
+            r#"{"v":2,"op":"callValue","id":"x"}"#,
+            r#"{"op":"callValue","id":"x"}"#,
+            r#"{"v":1,"op":"callValue","id":7}"#,
+            r#"{"v":1,"op":"describe","id":"x"}"#,
+            r#"{"v":1,"op":"callValue","id":"x"} x"#,
+            r#"{"v":1,"op":"callValue","id":"x","input":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+        ];
+        for payload in left {
+            assert_eq!(decode_tool_call(payload.as_bytes(), &limits), None, "{payload}");
+        }
+        // What the general decoder makes of them: the last duplicate wins, the rest are errors.
+        assert_eq!(decode_request(left[0]), Ok(HostRequest::CallValue { id: "y".into(), input: None }));
+        assert!(decode_request(left[1]).is_err() && decode_request(left[8]).is_err());
     }
 
     #[test]

@@ -26,8 +26,15 @@ pub mod globals {
     /// when the cell's promise settles (no `await` or promise lookup the cell could observe); an
     /// exception from `encode` fails the cell.
     pub const SET_RESULT_ENCODER: &str = "__codemode_set_result_encoder";
+    /// `__codemode_encode(value, objectPrototype): string | undefined` — the restricted JSON
+    /// text of plain data (strings, numbers, booleans, null; arrays whose elements are own data
+    /// properties; objects of the ordinary class with prototype `objectPrototype` or null, own
+    /// enumerable data properties only; at most 64 levels and 64 KiB of text), or undefined for
+    /// anything else. It runs no guest code (no getter, trap or `toJSON`), so a caller that gets
+    /// undefined can encode the value its own way with nothing observable having happened.
+    pub const ENCODE: &str = "__codemode_encode";
     /// Every private global.
-    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT, SET_RESULT_ENCODER];
+    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT, SET_RESULT_ENCODER, ENCODE];
 }
 
 pub use crate::abi_names::IMPORT_ALLOWLIST;

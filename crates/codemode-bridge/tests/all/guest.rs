@@ -168,7 +168,7 @@ fn globals_are_defined_locked_and_private_imports_are_gone() {
         }
         tools = 1; MCP = 2;
         out.afterAssign = [typeof tools, typeof MCP, delete globalThis.tools];
-        out.private = [typeof __codemode_host_call, typeof __codemode_output, typeof __codemode_boot];
+        out.private = [typeof __codemode_host_call, typeof __codemode_output, typeof __codemode_boot, typeof __codemode_encode];
         out.frozen = [Object.isFrozen(tools), Object.isFrozen(MCP), Object.isFrozen(API), Object.isFrozen(Issues)];
         return out;
         "#,
@@ -182,7 +182,7 @@ fn globals_are_defined_locked_and_private_imports_are_gone() {
             "yield_control": ["function", false, false],
             "Issues": ["object", false, false],
             "afterAssign": ["object", "object", false],
-            "private": ["undefined", "undefined", "undefined"],
+            "private": ["undefined", "undefined", "undefined", "undefined"],
             "frozen": [true, true, true, true]
         })
     );
@@ -884,4 +884,75 @@ fn missing_member_errors_are_bounded_on_large_servers_and_long_keys() {
     assert!(long.starts_with("MCP.big has no xxxxxxxx"), "{long}");
     assert_eq!(v[2], "function");
     assert_eq!(v[3], "MCP.big has no tool_299; did you mean tool299?");
+}
+
+/// Plain data takes the sandbox's native encoder; its text is exactly what the prelude's walk
+/// (and, for well-formed strings, `JSON.stringify`) produces: escapes, number forms, dropped and
+/// nulled members, key order, null prototypes. Values the native encoder gives up on (over 64 KiB
+/// of text, a getter or proxy inside, holes, a prototype of another class) take the walk and
+/// encode the same way; getters and proxy traps run exactly once, from the walk.
+#[test]
+fn native_plain_encoding_matches_the_walk() {
+    let ledger = Ledger::new(BudgetLimits::default(), 4 << 20);
+    let outcome = run_with(
+        &sample_context(),
+        &ledger,
+        r#"
+        const big = []; for (let i = 0; i < 20000; i++) big.push({ i, s: "v" + i });
+        const bare = Object.create(null); bare.z = 1; bare.a = [true, false, null];
+        const plain = [
+          0, -0, 1, -1, 2147483647, -2147483648, 2147483648, 1.5, -2.25e-7, 1e21, 123456789012345680000,
+          0.1 + 0.2, 5e-324, Number.MAX_VALUE, 2 ** 53, -(2 ** 53) - 2, 1e15, 999999999999999.9,
+          "", "plain", "q\"b\\s/\n\r\t\b\f\u0000\u001f\u007f", "é€𝄞", "ÿ", "\u2028\u2029",
+          [], {}, [1, [2, [3, []]]], { b: 1, a: 2, 10: "ten", 2: "two", "x y": [null] },
+          { u: undefined, f() {}, s: Symbol("s"), kept: 1 }, [undefined, function () {}, Symbol("t")],
+          bare, big,
+        ];
+        const lines = [];
+        // Wrapped in an array: text() prints a top-level string without quotes.
+        for (const v of plain) { text([v]); lines.push(JSON.stringify([v])); }
+        // Lone surrogates become U+FFFD (JSON.stringify would escape them).
+        text(["a\ud800b\udc00c\ud83d"]); text(["\udfff", { "k\ud800": "\ud800\ud800" }]);
+        // Given up natively, encoded by the walk.
+        let reads = 0;
+        const getter = { a: 1, get g() { reads++; return [2]; } };
+        const holes = [1, , 3];
+        const dated = { d: new Date(0), n: new Number(4) };
+        const proxied = { p: new Proxy({ x: 1 }, { get(t, k) { reads++; return t[k]; } }) };
+        class K { constructor() { this.k = 1; } }
+        for (const v of [getter, holes, dated, proxied, [new K()], 12n]) text(v);
+        return { lines, reads };
+        "#,
+        &mut echo_host,
+    );
+    let v = outcome.result.expect("cell completes");
+    let texts: Vec<String> = outcome
+        .output
+        .iter()
+        .map(|o| match o {
+            CodeModeOutput::Text { text } => text.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let lines: Vec<String> =
+        v["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
+    for (text, line) in texts.iter().zip(&lines) {
+        assert!(text == line, "plain data encodes exactly as JSON.stringify: {:.200} vs {:.200}", text, line);
+    }
+    assert!(lines.last().unwrap().len() > 64 * 1024, "the large value is past the native bound");
+    let rest = &texts[lines.len()..];
+    assert_eq!(rest[0], "[\"a\u{fffd}b\u{fffd}c\u{fffd}\"]");
+    assert_eq!(rest[1], "[\"\u{fffd}\",{\"k\u{fffd}\":\"\u{fffd}\u{fffd}\"}]");
+    assert_eq!(
+        rest[2..],
+        [
+            r#"{"a":1,"g":[2]}"#,
+            "[1,null,3]",
+            r#"{"d":"1970-01-01T00:00:00.000Z","n":4}"#,
+            r#"{"p":{"x":1}}"#,
+            r#"[{"k":1}]"#,
+            "12",
+        ]
+    );
+    assert_eq!(v["reads"], 2, "the getter and the proxy trap ran once each");
 }

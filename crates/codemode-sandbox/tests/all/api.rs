@@ -375,3 +375,49 @@ fn extend_bakes_a_script_into_the_base_image() {
     assert!(error.stack.contains("catalog.js"), "{}", error.stack);
     assert_eq!(base.start().unwrap().eval_cell("return 1", "user.js", soon()).unwrap(), completed("1"));
 }
+
+/// The native plain-data encoder: exact text for plain data, and undefined, with no guest code
+/// run, for everything else (getters, proxy traps, `toJSON`, holes, other classes and
+/// prototypes, BigInt, cycles and nesting at 64 levels, text past 64 KiB, no JSON form).
+#[test]
+fn the_plain_data_encoder_gives_up_without_running_guest_code() {
+    let sb = Sandbox::new(crate::det_config(), "").unwrap();
+    let mut vm = sb.start().unwrap();
+    let code = format!(
+        r#"const enc = (v) => {e}(v, Object.prototype);
+        let ran = 0;
+        const nest = (n) => {{ let v = 0; for (let i = 0; i < n; i++) v = [v]; return v; }};
+        const cyc = {{}}; cyc.c = cyc;
+        const plain = [enc({{ b: [1, -0, 1.5e300, "\u0001\"\ud800"], a: null, u: undefined, f() {{}} }}), enc([undefined, Symbol()]),
+          enc(Object.create(null)), enc(nest(64)).length, enc("x".repeat(65530)).length];
+        const refused = [{{ get g() {{ ran++; return 1; }} }}, new Proxy({{}}, {{ ownKeys() {{ ran++; return []; }}, get() {{ ran++; }} }}),
+          {{ toJSON() {{ ran++; return 1; }}, x: [1, , 2] }}, new Date(0), new (class K {{}})(), 1n, cyc, nest(65),
+          "x".repeat(65537), undefined, () => 1, Symbol()].map((v) => enc(v));
+        return {{ plain, refused, ran }};"#,
+        e = globals::ENCODE
+    );
+    let expected = format!(
+        r#"{{"plain":["{{\"b\":[1,0,1.5e+300,\"\\u0001\\\"{r}\"],\"a\":null}}","[null,null]","{{}}",129,65532],"refused":[{}],"ran":0}}"#,
+        ["null"; 12].join(","),
+        r = '\u{fffd}'
+    );
+    assert_eq!(vm.eval_cell(&code, "user.js", soon()).unwrap(), completed(&expected));
+}
+
+/// Encoding plain data natively leaks nothing: many encodes leave the linear memory where a few
+/// left it.
+#[test]
+fn the_plain_data_encoder_does_not_grow_memory() {
+    let sb = Sandbox::new(crate::det_config(), "").unwrap();
+    let mut vm = sb.start().unwrap();
+    let code = |n: u32| {
+        format!(
+            r#"let s = 0; for (let i = 0; i < {n}; i++) s += {e}({{ i, q: "v" + i, a: [i, {{ k: null }}] }}, Object.prototype).length; return s > 0;"#,
+            e = globals::ENCODE
+        )
+    };
+    assert_eq!(vm.eval_cell(&code(1000), "user.js", soon()).unwrap(), completed("true"));
+    let after_few = vm.memory_bytes();
+    assert_eq!(vm.eval_cell(&code(200_000), "user.js", soon()).unwrap(), completed("true"));
+    assert_eq!(vm.memory_bytes(), after_few);
+}

@@ -22,6 +22,7 @@ pub const PRELUDE: &str = r#"
   delete globalThis.__codemode_host_call;
   delete globalThis.__codemode_output;
   delete globalThis.__codemode_set_result_encoder;
+  delete globalThis.__codemode_encode;
   const stringify = JSON.stringify;
   globalThis.host = (op, args) => hostCall(stringify({ op, args }));
   globalThis.text = (s) => output("text", String(s));

@@ -58,20 +58,33 @@ impl Shape {
 const API_SEARCH_DESCRIPTION_CHARS: usize = 300;
 
 /// Starts a nested call's work: polled once right here, so a host that answers at once (a fixture,
-/// a cache, an in-process tool) costs no task switch; spawned, with its abort handle kept in the
-/// run, only if it has to wait.
+/// a cache, an in-process tool) costs no task switch and its reply is delivered with this step's
+/// other ready replies ([`Handled::Ready`], except in a restart-safe run); spawned, with its abort handle kept in the run, only
+/// if it has to wait (its reply then lands in the run's mailbox).
 fn start_task(
     run: &mut RunState,
     runtime: &tokio::runtime::Handle,
     vm_id: u32,
-    work: impl std::future::Future<Output = ()> + Send + 'static,
-) {
+    work: impl std::future::Future<Output = Delivery> + Send + 'static,
+) -> Handled {
     let mut work = Box::pin(work);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if work.as_mut().poll(&mut cx).is_pending() {
-        let task = runtime.spawn(work);
-        run.tasks.insert(vm_id, task.abort_handle());
+    if let std::task::Poll::Ready(reply) = work.as_mut().poll(&mut cx) {
+        if run.restart_safe {
+            // Never delivered within this call: every continuation of a restart-safe run is a
+            // `wait`, which finds the reply in the mailbox.
+            let _ = run.tx.send((vm_id, reply));
+            return Handled::Async;
+        }
+        return Handled::Ready(reply);
     }
+    let tx = run.tx.clone();
+    let task = runtime.spawn(async move {
+        let reply = work.await;
+        let _ = tx.send((vm_id, reply));
+    });
+    run.tasks.insert(vm_id, task.abort_handle());
+    Handled::Async
 }
 
 impl CodeMode {
@@ -340,7 +353,6 @@ impl CodeMode {
             .insert(vm_id, PendingToolCall::new(call_id, catalog_id.clone(), Some(nested.input.clone())));
         run.shapes.insert(vm_id, shape.code());
         let this = self.clone();
-        let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
         start_task(run, &runtime, vm_id, async move {
             let _permit = semaphore.acquire_owned().await;
@@ -372,9 +384,8 @@ impl CodeMode {
                 error,
                 duration: started.elapsed(),
             });
-            let _ = tx.send((vm_id, reply));
-        });
-        Handled::Async
+            reply
+        })
     }
 
     /// Dispatches in-flight call `vm_id` of `run` again (its process stopped; the run is
@@ -465,7 +476,6 @@ impl CodeMode {
         };
         run.in_flight.insert(vm_id, PendingToolCall::new(call_id, tool_id, None));
         let scope = run.scope.clone();
-        let tx = run.tx.clone();
         let semaphore = run.semaphore.clone();
         start_task(run, &runtime, vm_id, async move {
             let _permit = semaphore.acquire_owned().await;
@@ -475,13 +485,11 @@ impl CodeMode {
                     host.get_prompt(&scope, &server_name, &name, &arguments).await
                 }
             };
-            let reply = match result {
+            match result {
                 Ok(value) => Delivery::value(&value, &DeliveryLimits::default()),
                 Err(e) => Delivery::reject_sanitized(&e.message, e.code.as_deref()),
-            };
-            let _ = tx.send((vm_id, reply));
-        });
-        Handled::Async
+            }
+        })
     }
 }
 
