@@ -104,6 +104,7 @@ mod index;
 mod lexicon;
 mod rank;
 mod typo;
+mod wordnet;
 mod words;
 
 pub use analysis::stem;
@@ -164,3 +165,6 @@ const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;
 const FUZZY1_WEIGHT: f64 = 0.7;
 const FUZZY2_WEIGHT: f64 = 0.45;
+/// The weight of a WordNet relative of a query word that matches nothing else (fixed on the tuning
+/// split of the intent set).
+const WORDNET_WEIGHT: f64 = 0.25;
