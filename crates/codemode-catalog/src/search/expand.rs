@@ -86,7 +86,7 @@ impl SearchIndex {
         }
         if out.is_empty() {
             // Nothing in the catalog for the word itself: its WordNet relatives that are.
-            for other in wordnet::relatives(term) {
+            for other in wordnet::wordnet_relatives(term) {
                 if let Some(&id) = self.vocab.get(other) {
                     add(&mut out, id, WORDNET_WEIGHT, Kind::Related);
                 }

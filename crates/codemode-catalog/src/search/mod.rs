@@ -110,6 +110,7 @@ mod words;
 pub use analysis::stem;
 pub(crate) use index::{DocText, SearchIndex};
 pub use lexicon::{GroupKind, VerbClass, VocabularyGroup, vocabulary};
+pub use wordnet::{WORDNET_TABLE, wordnet_relatives, wordnet_word_count};
 pub(crate) use rank::Ranked;
 pub(crate) use typo::edit_distance;
 

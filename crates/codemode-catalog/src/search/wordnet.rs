@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 
 use super::analysis::stem;
 
-/// The derived table, license header first.
-pub(super) const WORDNET_TEXT: &str = include_str!("wordnet.txt");
+/// The derived WordNet table, WordNet's license notice first (as `#` lines).
+pub const WORDNET_TABLE: &str = include_str!("wordnet.txt");
 
 /// Stemmed words -> stemmed relatives, in one flat list of interned terms.
 struct Relatives {
@@ -24,7 +24,7 @@ struct Relatives {
 
 fn table() -> &'static Relatives {
     static TABLE: OnceLock<Relatives> = OnceLock::new();
-    TABLE.get_or_init(|| parse(WORDNET_TEXT))
+    TABLE.get_or_init(|| parse(WORDNET_TABLE))
 }
 
 /// Parses the table: lemmas that stem alike share one head.
@@ -72,14 +72,16 @@ fn parse(text: &str) -> Relatives {
     Relatives { terms, heads, list }
 }
 
-/// The stemmed WordNet relatives of a stemmed query term (empty when WordNet does not know it).
-pub(super) fn relatives(term: &str) -> impl Iterator<Item = &'static str> {
+/// The WordNet relatives the engine falls back to for a query word that matches nothing in the
+/// catalog: the stemmed term's stemmed relatives, in the table's order (empty when WordNet does not
+/// know it). The first call parses the table (once per process).
+pub fn wordnet_relatives(term: &str) -> impl Iterator<Item = &'static str> {
     let table = table();
     let range = table.heads.get(term).map_or(0..0, |&(start, end)| start as usize..end as usize);
     table.list[range].iter().map(|&id| &*table.terms[id as usize])
 }
 
-/// How many head terms the table holds (lemmas that stem alike count once).
-pub(super) fn head_count() -> usize {
+/// How many words the WordNet table gives relatives for (lemmas that stem alike count once).
+pub fn wordnet_word_count() -> usize {
     table().heads.len()
 }

@@ -638,3 +638,64 @@ fn search_debug() {
         }
     }
 }
+
+/// A made-up catalog in plain English words.
+fn kitchen() -> Catalog {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "kitchen").description(description)
+    };
+    Catalog::build(
+        vec![
+            tool("bake_bread", "Bake bread in the oven"),
+            tool("boil_water", "Heat water on the stove"),
+            tool("scrub_pot", "Scrub a pot clean"),
+        ],
+        &CatalogOptions::default(),
+    )
+}
+
+#[test]
+fn a_word_the_catalog_lacks_finds_its_wordnet_relative() {
+    // `kettle` is nowhere in the catalog; its first sense's hypernym in WordNet is `pot`.
+    let relatives: Vec<&str> = codemode_catalog::search::wordnet_relatives(&stem("kettle")).collect();
+    assert!(relatives.contains(&stem("pot").as_str()), "kettle's relatives: {relatives:?}");
+    let catalog = kitchen();
+    let hits = catalog.search_hits("kettle", 3);
+    assert_eq!(hits[0].entry.id, "openclaw:kitchen:scrub_pot");
+    assert!(hits[0].score > 0.0 && hits[0].matched.contains("kettle~"), "{:?}", hits[0]);
+    // The others matched nothing: they are the nearest-name fill.
+    assert!(hits[1..].iter().all(|h| h.score == 0.0), "{hits:?}");
+    // A query of a word WordNet does not know finds nothing beyond the fill.
+    assert!(catalog.search_hits("zzkettle", 3).iter().all(|h| h.score == 0.0));
+}
+
+#[test]
+fn a_matched_word_is_never_expanded_through_wordnet() {
+    // `bake`'s WordNet relatives include `heat`, which is in the catalog (boil_water); `bake`
+    // matches its own tool, so it is not expanded and boil_water does not score on it.
+    let relatives: Vec<&str> = codemode_catalog::search::wordnet_relatives(&stem("bake")).collect();
+    assert!(relatives.contains(&stem("heat").as_str()), "bake's relatives: {relatives:?}");
+    let catalog = kitchen();
+    let hits = catalog.search_hits("bake", 3);
+    assert_eq!(hits[0].entry.id, "openclaw:kitchen:bake_bread");
+    assert!(hits[1..].iter().all(|h| h.score == 0.0), "{hits:?}");
+}
+
+#[test]
+fn the_wordnet_table_parses_and_carries_its_license() {
+    let table = codemode_catalog::search::WORDNET_TABLE;
+    let header = table.lines().take_while(|l| l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    for needle in [
+        "WordNet 3.1 Copyright 2011 by Princeton University.  All rights reserved.",
+        "Permission to use, copy, modify and distribute this software and",
+        "THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\" AND PRINCETON",
+        "Princeton University and LICENSEE agrees to preserve same.",
+    ] {
+        assert!(header.contains(needle), "license header lacks {needle:?}");
+    }
+    let entries: Vec<&str> = table.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(entries.len(), 51_849);
+    assert!(entries.iter().all(|l| l.split(' ').count() >= 2 && !l.contains("  ")));
+    // Lemmas that stem alike share one entry.
+    assert_eq!(codemode_catalog::search::wordnet_word_count(), 43_426);
+}
