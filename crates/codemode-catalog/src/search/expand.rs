@@ -33,7 +33,10 @@ impl SearchIndex {
     /// Expansions of one query token (and the next one, for compounds): `(term id, weight, kind)`.
     pub(super) fn expand(&self, token: &Token, next: Option<&Token>) -> Vec<(u32, f64, Kind)> {
         let mut out: Vec<(u32, f64, Kind)> = Vec::new();
-        let add = |out: &mut Vec<(u32, f64, Kind)>, id: u32, weight: f64, kind: Kind| match out.iter_mut().find(|(i, _, _)| *i == id) {
+        let add = |out: &mut Vec<(u32, f64, Kind)>, id: u32, weight: f64, kind: Kind| match out
+            .iter_mut()
+            .find(|(i, _, _)| *i == id)
+        {
             Some(existing) => {
                 if weight > existing.1 {
                     existing.1 = weight;
@@ -50,7 +53,12 @@ impl SearchIndex {
         if let Some(expansions) = lexicon().expansions.get(term) {
             for (other, weight) in expansions {
                 if let Some(&id) = self.vocab.get(other) {
-                    add(&mut out, id, *weight, if *weight >= SYNONYM_WEIGHT { Kind::Synonym } else { Kind::Near });
+                    add(
+                        &mut out,
+                        id,
+                        *weight,
+                        if *weight >= SYNONYM_WEIGHT { Kind::Synonym } else { Kind::Near },
+                    );
                 }
             }
         }

@@ -519,7 +519,7 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 90.7% / 87.7%; held-out split 86.3% / 85.1% (the all-16 target is met, the
+/// Whole set 90.9% / 87.7%; held-out split 88.0% / 85.1% (the all-16 target is met, the
 /// one-catalog one is not): this test holds both levels so they cannot silently regress, and the
 /// engine must beat the word-overlap baseline (57.8% / 46.7%). On failure it prints misses of the
 /// tuning split only.
@@ -552,7 +552,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split (its misses are not printed: it is not looked at while tuning).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.86, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.879, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.85, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
 }
 

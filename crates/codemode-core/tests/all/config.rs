@@ -258,5 +258,7 @@ fn whole_number_floats_read_as_their_integer() {
     let c = parse(json!({ "enabled": true, "timeoutMs": 5000.0, "maxPendingToolCalls": 1.0e12 }));
     assert_eq!((c.timeout_ms(), c.max_pending_tool_calls()), (5_000, 128));
     assert_eq!(parse(json!({ "timeoutMs": -3.0 })).timeout_ms(), 100);
-    assert!(error(json!({ "timeoutMs": 5000.5 })).starts_with("tools.codeMode.timeoutMs: expected an integer"));
+    assert!(
+        error(json!({ "timeoutMs": 5000.5 })).starts_with("tools.codeMode.timeoutMs: expected an integer")
+    );
 }
