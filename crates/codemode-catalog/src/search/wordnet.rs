@@ -14,10 +14,12 @@ pub const WORDNET_TABLE: &str = include_str!("wordnet.txt");
 
 /// Stemmed words -> stemmed relatives, in one flat list of interned terms.
 struct Relatives {
-    /// Every stemmed word of the table, once.
+    /// Every stemmed word of the table, once, by id.
+    by_term: FxHashMap<String, u32>,
+    /// Term id -> term.
     terms: Vec<Box<str>>,
-    /// Per head term (id): its relatives' range in `list`.
-    heads: FxHashMap<Box<str>, (u32, u32)>,
+    /// Head term id -> its relatives' range in `list`.
+    heads: FxHashMap<u32, (u32, u32)>,
     /// Relative term ids, head after head.
     list: Vec<u32>,
 }
@@ -27,23 +29,36 @@ fn table() -> &'static Relatives {
     TABLE.get_or_init(|| parse(WORDNET_TABLE))
 }
 
-/// Parses the table: lemmas that stem alike share one head.
-fn parse(text: &str) -> Relatives {
-    let mut ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
-    let mut terms: Vec<Box<str>> = Vec::new();
-    let mut intern = |word: &str| -> u32 {
-        let term = stem(word);
-        if let Some(&id) = ids.get(term.as_str()) {
+/// Parses the table: lemmas that stem alike share one head. Each distinct word of the table is
+/// stemmed once.
+fn parse(text: &'static str) -> Relatives {
+    // Raw word -> term id, and stemmed term -> term id.
+    // Sized for the table (about 52,000 distinct words): no rehashing while parsing.
+    let lines = text.lines().filter(|l| !l.starts_with('#')).count();
+    let mut by_word: FxHashMap<&'static str, u32> =
+        FxHashMap::with_capacity_and_hasher(lines + lines / 8, Default::default());
+    let mut by_term: FxHashMap<String, u32> = FxHashMap::with_capacity_and_hasher(lines, Default::default());
+    let mut terms: Vec<Box<str>> = Vec::with_capacity(lines);
+    let mut intern = |word: &'static str| -> u32 {
+        if let Some(&id) = by_word.get(word) {
             return id;
         }
-        let id = terms.len() as u32;
-        let term: Box<str> = term.into_boxed_str();
-        terms.push(term.clone());
-        ids.insert(term, id);
+        let term = stem(word);
+        let id = match by_term.get(&term) {
+            Some(&id) => id,
+            None => {
+                let id = terms.len() as u32;
+                terms.push(term.as_str().into());
+                by_term.insert(term, id);
+                id
+            }
+        };
+        by_word.insert(word, id);
         id
     };
-    let mut by_head: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    let mut order: Vec<u32> = Vec::new();
+    let mut by_head: FxHashMap<u32, Vec<u32>> =
+        FxHashMap::with_capacity_and_hasher(lines, Default::default());
+    let mut order: Vec<u32> = Vec::with_capacity(lines);
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let mut words = line.split(' ').filter(|w| !w.is_empty());
         let Some(head) = words.next() else { continue };
@@ -59,17 +74,18 @@ fn parse(text: &str) -> Relatives {
             }
         }
     }
-    let mut heads = FxHashMap::default();
+    drop(by_word);
+    let mut heads = FxHashMap::with_capacity_and_hasher(order.len(), Default::default());
     let mut list = Vec::new();
     for head in order {
         let relatives = by_head.remove(&head).unwrap_or_default();
         let start = list.len() as u32;
         list.extend(relatives);
-        heads.insert(terms[head as usize].clone(), (start, list.len() as u32));
+        heads.insert(head, (start, list.len() as u32));
     }
     list.shrink_to_fit();
     terms.shrink_to_fit();
-    Relatives { terms, heads, list }
+    Relatives { by_term, terms, heads, list }
 }
 
 /// The WordNet relatives the engine falls back to for a query word that matches nothing in the
@@ -77,7 +93,11 @@ fn parse(text: &str) -> Relatives {
 /// know it). The first call parses the table (once per process).
 pub fn wordnet_relatives(term: &str) -> impl Iterator<Item = &'static str> {
     let table = table();
-    let range = table.heads.get(term).map_or(0..0, |&(start, end)| start as usize..end as usize);
+    let range = table
+        .by_term
+        .get(term)
+        .and_then(|id| table.heads.get(id))
+        .map_or(0..0, |&(start, end)| start as usize..end as usize);
     table.list[range].iter().map(|&id| &*table.terms[id as usize])
 }
 
