@@ -2,8 +2,9 @@
 //! dependency order, offline; `cargo xtask semver`: `cargo semver-checks` against the last release.
 //!
 //! Packaging proves what a downstream project gets from crates.io: the manifests have real metadata,
-//! path dependencies carry versions, the committed guest `.wasm` is inside codemode-sandbox's package,
-//! and building a packaged crate needs no network and no guest toolchain.
+//! path dependencies carry versions, the committed guest `.wasm` is inside codemode-sandbox's package
+//! (and the WordNet table inside codemode-catalog's), and building a packaged crate needs no network
+//! and no guest toolchain.
 
 use std::process::Command;
 
@@ -25,6 +26,7 @@ pub const PUBLISHED: &[&str] = &[
 
 /// Files a package must contain, beyond `src/`.
 const REQUIRED_FILES: &[(&str, &str)] = &[
+    ("codemode-catalog", "src/search/wordnet.txt"),
     ("codemode-sandbox", "wasm/codemode_guest.wasm"),
     ("codemode-sandbox", "README.md"),
     ("codemode-bridge", "src/prelude.js"),

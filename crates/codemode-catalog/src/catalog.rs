@@ -148,7 +148,7 @@ pub struct SearchHit<'a> {
     /// `1` for an exact name or id match. See [`crate::search`].
     pub score: f64,
     /// Which fields matched which query words, e.g. `name: create, issue~; description: bug`
-    /// (`~`: a synonym, prefix or typo match), or `nearest`; at most
+    /// (`~`: a synonym, prefix, WordNet or typo match), or `nearest`; at most
     /// [`MAX_MATCH_CHARS`](crate::search::MAX_MATCH_CHARS) characters.
     #[serde(rename = "match")]
     pub matched: String,

@@ -1,11 +1,12 @@
 //! Query expansion: what each query word also matches (synonyms, read verbs, compounds, prefixes,
-//! typo neighbours), with weights.
+//! WordNet relatives of otherwise unmatched words, typo neighbours), with weights.
 
 use super::analysis::{Token, stem};
 use super::index::SearchIndex;
 use super::lexicon::lexicon;
 use super::typo::{bounded_edit_distance, letter_mask};
-use super::{COMPOUND_WEIGHT, FUZZY1_WEIGHT, FUZZY2_WEIGHT, PREFIX_WEIGHT, SYNONYM_WEIGHT};
+use super::wordnet;
+use super::{COMPOUND_WEIGHT, FUZZY1_WEIGHT, FUZZY2_WEIGHT, PREFIX_WEIGHT, SYNONYM_WEIGHT, WORDNET_WEIGHT};
 
 /// How an expansion relates to the query word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,13 +17,26 @@ pub(super) enum Kind {
     Synonym,
     /// Another verb of its class, a prefix, or a typo neighbour.
     Near,
+    /// A WordNet relative of a word that matches nothing else in the catalog: outside the word's
+    /// concept, and counted in the coverage only at its weight.
+    Related,
+}
+
+impl Kind {
+    /// Whether the expansion is outside the word's concept (near or related).
+    pub(super) fn is_near(self) -> bool {
+        matches!(self, Kind::Near | Kind::Related)
+    }
 }
 
 impl SearchIndex {
     /// Expansions of one query token (and the next one, for compounds): `(term id, weight, kind)`.
     pub(super) fn expand(&self, token: &Token, next: Option<&Token>) -> Vec<(u32, f64, Kind)> {
         let mut out: Vec<(u32, f64, Kind)> = Vec::new();
-        let mut add = |id: u32, weight: f64, kind: Kind| match out.iter_mut().find(|(i, _, _)| *i == id) {
+        let add = |out: &mut Vec<(u32, f64, Kind)>, id: u32, weight: f64, kind: Kind| match out
+            .iter_mut()
+            .find(|(i, _, _)| *i == id)
+        {
             Some(existing) => {
                 if weight > existing.1 {
                     existing.1 = weight;
@@ -34,12 +48,17 @@ impl SearchIndex {
         let term = token.term.as_str();
         let exact = self.vocab.get(term).copied();
         if let Some(id) = exact {
-            add(id, 1.0, Kind::Exact);
+            add(&mut out, id, 1.0, Kind::Exact);
         }
         if let Some(expansions) = lexicon().expansions.get(term) {
             for (other, weight) in expansions {
                 if let Some(&id) = self.vocab.get(other) {
-                    add(id, *weight, if *weight >= SYNONYM_WEIGHT { Kind::Synonym } else { Kind::Near });
+                    add(
+                        &mut out,
+                        id,
+                        *weight,
+                        if *weight >= SYNONYM_WEIGHT { Kind::Synonym } else { Kind::Near },
+                    );
                 }
             }
         }
@@ -49,7 +68,7 @@ impl SearchIndex {
         {
             let joined = stem(&format!("{}{}", token.word, next.word));
             if let Some(&id) = self.vocab.get(&joined) {
-                add(id, COMPOUND_WEIGHT, Kind::Exact);
+                add(&mut out, id, COMPOUND_WEIGHT, Kind::Exact);
             }
         }
         if term.len() >= 4 && !term.bytes().any(|b| b.is_ascii_digit()) {
@@ -61,7 +80,7 @@ impl SearchIndex {
                     break;
                 }
                 if candidate != term {
-                    add(id, PREFIX_WEIGHT, Kind::Near);
+                    add(&mut out, id, PREFIX_WEIGHT, Kind::Near);
                 }
             }
             // Indexed terms this one starts with.
@@ -69,7 +88,15 @@ impl SearchIndex {
                 if let Some(prefix) = term.get(..end)
                     && let Some(&id) = self.vocab.get(prefix)
                 {
-                    add(id, PREFIX_WEIGHT, Kind::Near);
+                    add(&mut out, id, PREFIX_WEIGHT, Kind::Near);
+                }
+            }
+        }
+        if out.is_empty() {
+            // Nothing in the catalog for the word itself: its WordNet relatives that are.
+            for other in wordnet::wordnet_relatives(term) {
+                if let Some(&id) = self.vocab.get(other) {
+                    add(&mut out, id, WORDNET_WEIGHT, Kind::Related);
                 }
             }
         }
@@ -89,7 +116,7 @@ impl SearchIndex {
                         continue;
                     }
                     if let Some(d) = bounded_edit_distance(word, candidate, max) {
-                        add(*id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
+                        add(&mut out, *id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
                     }
                 }
             }

@@ -142,6 +142,8 @@ impl SearchIndex {
         let mut best = vec![0f64; docs];
         let mut best_fields = vec![0u8; docs];
         let mut best_near = vec![false; docs];
+        // The share of the word's idf the best match counts in the coverage.
+        let mut best_credit = vec![1f64; docs];
         let mut touched: Vec<usize> = Vec::new();
         let mut total_idf = 0f64;
         let mut stamp = vec![u32::MAX; docs];
@@ -176,7 +178,7 @@ impl SearchIndex {
             // outweighs the word.
             let mut concept_df = 0usize;
             for &(id, _, kind) in expansions {
-                if kind != Kind::Near {
+                if !kind.is_near() {
                     for p in &self.postings[id as usize] {
                         if stamp[p.doc as usize] != i as u32 {
                             stamp[p.doc as usize] = i as u32;
@@ -197,8 +199,8 @@ impl SearchIndex {
             for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
                 let idf = match (kind, concept_idf) {
-                    (Kind::Near, Some(cap)) => self.idf(postings.len()).min(cap),
-                    (Kind::Near, None) => {
+                    (Kind::Near | Kind::Related, Some(cap)) => self.idf(postings.len()).min(cap),
+                    (Kind::Near | Kind::Related, None) => {
                         let idf = self.idf(postings.len());
                         query_idf = query_idf.max(idf);
                         idf
@@ -221,6 +223,7 @@ impl SearchIndex {
                         best[doc] = score;
                         best_fields[doc] = mask;
                         best_near[doc] = kind != Kind::Exact;
+                        best_credit[doc] = if kind == Kind::Related { weight } else { 1.0 };
                     }
                 }
             }
@@ -232,7 +235,7 @@ impl SearchIndex {
             for &doc in &touched {
                 if best[doc] > 0.0 {
                     scores[doc] += best[doc];
-                    covered[doc] += query_idf;
+                    covered[doc] += query_idf * best_credit[doc];
                     for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
                         if best_fields[doc] & (1 << f) != 0 {
                             *hit |= 1 << i;
@@ -253,7 +256,7 @@ impl SearchIndex {
         for pair in all_expansions.windows(2) {
             for &(a, wa, ka) in &pair[0] {
                 for &(b, wb, kb) in &pair[1] {
-                    if ka == Kind::Near || kb == Kind::Near {
+                    if ka.is_near() || kb.is_near() {
                         continue;
                     }
                     for &doc in self.pairs.get(&(a, b)).into_iter().flatten() {

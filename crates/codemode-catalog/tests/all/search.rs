@@ -519,7 +519,7 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 90.7% / 87.7%; held-out split 86.3% / 85.1% (the all-16 target is met, the
+/// Whole set 90.9% / 87.7%; held-out split 88.0% / 85.1% (the all-16 target is met, the
 /// one-catalog one is not): this test holds both levels so they cannot silently regress, and the
 /// engine must beat the word-overlap baseline (57.8% / 46.7%). On failure it prints misses of the
 /// tuning split only.
@@ -552,7 +552,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split (its misses are not printed: it is not looked at while tuning).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.86, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.879, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.85, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
@@ -637,4 +637,65 @@ fn search_debug() {
             println!("  {:.3} {} [{}]", hit.score, hit.entry.id, hit.matched);
         }
     }
+}
+
+/// A made-up catalog in plain English words.
+fn kitchen() -> Catalog {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "kitchen").description(description)
+    };
+    Catalog::build(
+        vec![
+            tool("bake_bread", "Bake bread in the oven"),
+            tool("boil_water", "Heat water on the stove"),
+            tool("scrub_pot", "Scrub a pot clean"),
+        ],
+        &CatalogOptions::default(),
+    )
+}
+
+#[test]
+fn a_word_the_catalog_lacks_finds_its_wordnet_relative() {
+    // `kettle` is nowhere in the catalog; its first sense's hypernym in WordNet is `pot`.
+    let relatives: Vec<&str> = codemode_catalog::search::wordnet_relatives(&stem("kettle")).collect();
+    assert!(relatives.contains(&stem("pot").as_str()), "kettle's relatives: {relatives:?}");
+    let catalog = kitchen();
+    let hits = catalog.search_hits("kettle", 3);
+    assert_eq!(hits[0].entry.id, "openclaw:kitchen:scrub_pot");
+    assert!(hits[0].score > 0.0 && hits[0].matched.contains("kettle~"), "{:?}", hits[0]);
+    // The others matched nothing: they are the nearest-name fill.
+    assert!(hits[1..].iter().all(|h| h.score == 0.0), "{hits:?}");
+    // A query of a word WordNet does not know finds nothing beyond the fill.
+    assert!(catalog.search_hits("zzkettle", 3).iter().all(|h| h.score == 0.0));
+}
+
+#[test]
+fn a_matched_word_is_never_expanded_through_wordnet() {
+    // `bake`'s WordNet relatives include `heat`, which is in the catalog (boil_water); `bake`
+    // matches its own tool, so it is not expanded and boil_water does not score on it.
+    let relatives: Vec<&str> = codemode_catalog::search::wordnet_relatives(&stem("bake")).collect();
+    assert!(relatives.contains(&stem("heat").as_str()), "bake's relatives: {relatives:?}");
+    let catalog = kitchen();
+    let hits = catalog.search_hits("bake", 3);
+    assert_eq!(hits[0].entry.id, "openclaw:kitchen:bake_bread");
+    assert!(hits[1..].iter().all(|h| h.score == 0.0), "{hits:?}");
+}
+
+#[test]
+fn the_wordnet_table_parses_and_carries_its_license() {
+    let table = codemode_catalog::search::WORDNET_TABLE;
+    let header = table.lines().take_while(|l| l.starts_with('#')).collect::<Vec<_>>().join("\n");
+    for needle in [
+        "WordNet 3.1 Copyright 2011 by Princeton University.  All rights reserved.",
+        "Permission to use, copy, modify and distribute this software and",
+        "THIS SOFTWARE AND DATABASE IS PROVIDED \"AS IS\" AND PRINCETON",
+        "Princeton University and LICENSEE agrees to preserve same.",
+    ] {
+        assert!(header.contains(needle), "license header lacks {needle:?}");
+    }
+    let entries: Vec<&str> = table.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(entries.len(), 51_849);
+    assert!(entries.iter().all(|l| l.split(' ').count() >= 2 && !l.contains("  ")));
+    // Lemmas that stem alike share one entry.
+    assert_eq!(codemode_catalog::search::wordnet_word_count(), 43_426);
 }
