@@ -6,8 +6,8 @@
 //! The messages have three shapes:
 //! - `expected <what is allowed>, got <what was found>` ([`expected`]): a wrong type, a value out of
 //!   a rejected range, a literal other than the only supported one;
-//! - `unknown key; did you mean `<key>`? allowed keys are …` ([`crate::suggest::unknown_key`]);
-//! - `unknown <noun> "<value>"; did you mean `<value>`? allowed values are …` ([`unknown_value`]).
+//! - ``unknown key; did you mean `<key>`? allowed keys are …`` ([`crate::suggest::unknown_key`]);
+//! - ``unknown <noun> "<value>"; did you mean `<value>`? allowed values are …`` ([`unknown_value`]).
 //!
 //! ```
 //! use codemode_core::validate::{Object, child};
