@@ -192,6 +192,22 @@ impl<'a> Object<'a> {
     pub fn string_array(&self, key: &str) -> Result<Option<Vec<String>>, Invalid> {
         self.map.get(key).map(|v| string_array(v, &self.child(key))).transpose()
     }
+
+    /// An optional array of objects (`what` names its elements in the error), each read at its
+    /// own path (`key[i]`).
+    pub fn objects(&self, key: &str, what: &str) -> Result<Option<Vec<Object<'a>>>, Invalid> {
+        let Some(v) = self.map.get(key) else { return Ok(None) };
+        let path = self.child(key);
+        let items = v
+            .as_array()
+            .ok_or_else(|| Invalid::new(path.clone(), expected(&format!("an array of {what}"), v)))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Object::new(item, index(&path, i)))
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
 }
 
 /// `value` as an array of strings at `path`.
