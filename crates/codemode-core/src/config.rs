@@ -165,7 +165,9 @@ impl CodeModeConfig {
         &self.languages
     }
 
-    /// Wall-clock budget of one `exec`/`wait` call, in milliseconds. Default 10,000; 100-60,000.
+    /// Wall-clock budget of one `exec`/`wait` call, in milliseconds: how long it waits for nested
+    /// calls, and how long the guest runs (waiting is not charged to the guest). Default 10,000;
+    /// 100-60,000.
     pub fn timeout_ms(&self) -> u64 {
         self.timeout_ms
     }

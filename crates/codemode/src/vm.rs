@@ -12,8 +12,9 @@
 //! An abort interrupts the running step through the VM's interrupt handle.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use codemode_bridge::{RunLedger, SharedLedger};
 use codemode_sandbox::{Delivery, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
@@ -64,8 +65,9 @@ enum Answer {
     Snapshot(Result<Snapshot, SandboxError>),
 }
 
-/// A command, when it was sent, and where its answer goes.
-type Request = (Command, Instant, oneshot::Sender<Answer>);
+/// A command, how far the run's deadline is moved out for it (the time the run spent waiting
+/// for tool calls, see [`VmThread::waited`]), when it was sent, and where its answer goes.
+type Request = (Command, Duration, Instant, oneshot::Sender<Answer>);
 
 /// The deadline a step sent at `sent` runs under: the run's deadline, moved out by the time the
 /// command spent reaching the VM thread (and the VM spent starting). The runtime checks the
@@ -79,6 +81,12 @@ fn step_deadline(deadline: Instant, sent: Instant) -> Instant {
 /// (a VM thread's after its current step).
 pub(crate) struct VmThread {
     kind: Kind,
+    /// Microseconds this `exec`/`wait` call spent waiting for the run's tool calls to land. Guest
+    /// steps get that time back on top of the deadline: `timeoutMs` bounds how long the guest
+    /// itself runs, and (separately, in the runtime) how long a call waits for tool calls. Without
+    /// it, a result landing just before the deadline would wake the guest with no time left and
+    /// fail the run as a timeout although the guest had barely run.
+    waited: AtomicU64,
 }
 
 enum Kind {
@@ -153,8 +161,8 @@ fn run_job(job: Job, spare: Option<Vm>) -> Option<Vm> {
     if ready.send(Ok(first)).is_err() {
         return Some(vm);
     }
-    while let Ok((command, sent, answer)) = requests.recv() {
-        let reply = run_command(&mut vm, command, step_deadline(deadline, sent));
+    while let Ok((command, waited, sent, answer)) = requests.recv() {
+        let reply = run_command(&mut vm, command, step_deadline(deadline, sent) + waited);
         if answer.send(reply).is_err() {
             break;
         }
@@ -284,7 +292,7 @@ impl VmThread {
             let link = abort.link(vm.interrupt_handle());
             let first = first.map(|command| run_command(&mut vm, command, deadline));
             let caller = CallerVm { vm: Some(vm), sandbox, deadline, _abort: link };
-            Ok((VmThread { kind: Kind::Caller(Box::new(Mutex::new(caller))) }, first))
+            Ok((VmThread::new(Kind::Caller(Box::new(Mutex::new(caller)))), first))
         })
     }
 
@@ -311,19 +319,39 @@ impl VmThread {
             }
         }
         let first = ready_rx.await.map_err(|_| gone())??;
-        Ok((VmThread { kind: Kind::Thread(tx) }, first))
+        Ok((VmThread::new(Kind::Thread(tx)), first))
+    }
+
+    fn new(kind: Kind) -> VmThread {
+        VmThread { kind, waited: AtomicU64::new(0) }
+    }
+
+    /// Gives guest steps `waited` more time: the run waited that long for its tool calls to land.
+    pub(crate) fn waited(&self, waited: Duration) {
+        let micros = u64::try_from(waited.as_micros()).unwrap_or(u64::MAX);
+        self.waited.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The deadline guest steps run under, given the run's `deadline`: moved out by the time the
+    /// run waited for tool calls.
+    pub(crate) fn guest_deadline(&self, deadline: Instant) -> Instant {
+        deadline + self.waited_so_far()
+    }
+
+    fn waited_so_far(&self) -> Duration {
+        Duration::from_micros(self.waited.load(Ordering::Relaxed))
     }
 
     async fn request(&self, command: Command) -> Result<Answer, SandboxError> {
         match &self.kind {
             Kind::Thread(tx) => {
                 let (answer_tx, answer_rx) = oneshot::channel();
-                tx.send((command, Instant::now(), answer_tx)).map_err(|_| gone())?;
+                tx.send((command, self.waited_so_far(), Instant::now(), answer_tx)).map_err(|_| gone())?;
                 answer_rx.await.map_err(|_| gone())
             }
             Kind::Caller(caller) => {
                 let mut caller = caller.lock().unwrap_or_else(|p| p.into_inner());
-                let deadline = caller.deadline;
+                let deadline = self.guest_deadline(caller.deadline);
                 let vm = caller.vm.as_mut().ok_or_else(gone)?;
                 Ok(blocking(|| run_command(vm, command, deadline)))
             }

@@ -231,7 +231,7 @@ impl CodeMode {
         };
         let mut deliveries: Vec<Landed> = run.yields.drain(..).map(|id| (id, Delivery::null())).collect();
         if deliveries.is_empty() && run.landed.is_empty() && !run.in_flight.is_empty() {
-            match self.next_landed(run, deadline, abort).await {
+            match self.wait_for_landed(run, &vm, deadline, abort).await {
                 Wake::Landed => {}
                 Wake::Deadline => return Err((vm, WaitReason::PendingTools)),
                 Wake::Aborted => return Ok(Flow::Done(self.aborted(Some(&*run)))),
@@ -318,7 +318,7 @@ impl CodeMode {
             if abort.is_aborted() {
                 return Flow::Done(self.aborted(Some(&*run)));
             }
-            if !ready.is_empty() && Instant::now() >= deadline {
+            if !ready.is_empty() && Instant::now() >= vm.guest_deadline(deadline) {
                 // Out of time before the guest could take the replies: keep them for `wait`.
                 run.landed.extend(ready);
                 return Flow::Suspend(WaitReason::PendingTools);
@@ -352,7 +352,7 @@ impl CodeMode {
                 // Restart-safe runs are never drained automatically: every continuation is a `wait`.
                 return Flow::Suspend(WaitReason::PendingTools);
             }
-            match self.next_landed(run, deadline, abort).await {
+            match self.wait_for_landed(run, vm, deadline, abort).await {
                 Wake::Landed => {}
                 Wake::Deadline => return Flow::Suspend(WaitReason::PendingTools),
                 Wake::Aborted => return Flow::Done(self.aborted(Some(&*run))),
@@ -367,6 +367,21 @@ impl CodeMode {
                 answer = self.deliver(run, vm, landed) => answer,
             };
         }
+    }
+
+    /// [`Self::next_landed`], the time it waited given back to the guest's steps
+    /// ([`VmThread::waited`]): waiting for tool calls does not use up the guest's `timeoutMs`.
+    async fn wait_for_landed(
+        &self,
+        run: &mut RunState,
+        vm: &VmThread,
+        deadline: Instant,
+        abort: &AbortSignal,
+    ) -> Wake {
+        let waiting = Instant::now();
+        let wake = self.next_landed(run, deadline, abort).await;
+        vm.waited(waiting.elapsed());
+        wake
     }
 
     /// Waits until at least one call has landed (collecting every landed one), the deadline, or an

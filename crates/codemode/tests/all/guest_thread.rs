@@ -167,3 +167,49 @@ async fn caller_thread_runs_never_pile_up_vms() {
         session.await.unwrap();
     }
 }
+
+/// Waiting for a tool call is not charged to the guest: a result that lands 200 ms into a 300 ms
+/// call still gets the guest's budget for 250 ms of work after it (before, the guest woke with
+/// 100 ms left and the run failed as a timeout). In `exec` and in `wait` (a restored VM), on both
+/// threads.
+async fn waiting_is_not_charged_to_the_guest(thread: GuestThread) {
+    let f = fixture_thread(json!({ "timeoutMs": 300 }), thread);
+    let cell = "const r = await tools.approve_me({}); \
+                const end = Date.now() + 250; while (Date.now() < end) {} \
+                return r.approved;";
+    let approve_after = |delay: u64| {
+        let host = f.host.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+            host.approve("openclaw:core:approve_me");
+        })
+    };
+    // In `exec`.
+    let approval = approve_after(200);
+    let r = f.run(cell).await;
+    approval.await.unwrap();
+    let r = match &r {
+        CodeModeResult::Waiting(w) => f.finish(&w.run_id).await.0,
+        _ => r,
+    };
+    assert_eq!(value(&r), json!(true));
+    // In `wait`: the first call parks the run (no approval), the `wait` gets it 200 ms in.
+    let id = run_id(&f.run(cell).await);
+    let approval = approve_after(200);
+    let (r, _) = f.finish(&id).await;
+    approval.await.unwrap();
+    assert_eq!(value(&r), json!(true));
+    // The guest's own running time is still bounded.
+    let r = f.run("await tools.web_search({ query: 'q' }); for (;;) {}").await;
+    assert_eq!(r.code(), Some(CodeModeErrorCode::Timeout), "{:?}", r.to_json());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_is_not_charged_to_the_guest_on_a_vm_thread() {
+    waiting_is_not_charged_to_the_guest(GuestThread::Dedicated).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_is_not_charged_to_the_guest_on_the_caller_thread() {
+    waiting_is_not_charged_to_the_guest(GuestThread::Caller).await;
+}
