@@ -59,7 +59,8 @@ impl CodeModeBuilder {
         self
     }
 
-    /// Which thread runs guest code (see [`GuestThread`]). Default: [`GuestThread::Dedicated`].
+    /// Which thread runs guest code (see [`GuestThread`]). Default: [`GuestThread::Auto`] (the
+    /// calling thread inside a multi-thread tokio runtime, a VM thread otherwise).
     pub fn guest_thread(mut self, thread: GuestThread) -> Self {
         self.guest_thread = thread;
         self
