@@ -122,7 +122,7 @@ pub(crate) use index::{DocText, SearchIndex};
 pub use lexicon::{GroupKind, VerbClass, VocabularyGroup, vocabulary};
 pub(crate) use rank::Ranked;
 pub(crate) use typo::edit_distance;
-pub use wordnet::{WORDNET_TABLE, wordnet_relatives, wordnet_word_count};
+pub use wordnet::{WORDNET_STEMMED, WORDNET_TABLE, wordnet_relatives, wordnet_word_count};
 
 /// Longest query text considered, in characters.
 pub const MAX_QUERY_CHARS: usize = 512;

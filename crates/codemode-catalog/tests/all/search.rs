@@ -724,3 +724,42 @@ fn the_wordnet_table_parses_and_carries_its_license() {
     // Lemmas that stem alike share one entry.
     assert_eq!(codemode_catalog::search::wordnet_word_count(), 43_426);
 }
+
+/// The table the engine reads (pre-stemmed and sorted by the build script) is the source table
+/// stemmed: for every head, the stemmed relatives of all lemmas that stem like it, in the source's
+/// order, without repeats or the head; and it carries the same license notice.
+#[test]
+fn the_prestemmed_wordnet_table_is_its_source_stemmed() {
+    use codemode_catalog::search::{WORDNET_STEMMED, WORDNET_TABLE, wordnet_relatives};
+    let header =
+        |t: &str| t.lines().take_while(|l| l.starts_with('#')).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(header(WORDNET_STEMMED), header(WORDNET_TABLE));
+    let mut stems: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    let mut expected: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for line in WORDNET_TABLE.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.split(' ');
+        let head = stems.entry(words.next().unwrap()).or_insert_with_key(|w| stem(w)).clone();
+        let list = expected.entry(head.clone()).or_default();
+        for word in words {
+            let term = stems.entry(word).or_insert_with_key(|w| stem(w)).clone();
+            if term != head && !list.contains(&term) {
+                list.push(term);
+            }
+        }
+    }
+    let heads: Vec<&str> = WORDNET_STEMMED
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert!(heads.windows(2).all(|w| w[0] < w[1]), "heads are sorted and distinct");
+    assert_eq!(heads.len(), expected.len());
+    for (head, list) in &expected {
+        let got: Vec<&str> = wordnet_relatives(head).collect();
+        assert_eq!(got, list.iter().map(String::as_str).collect::<Vec<_>>(), "relatives of {head:?}");
+    }
+    // Words around and outside the table's range find nothing.
+    for missing in ["", "a", "zzzzzz", "aaaaaa", "kettl e"] {
+        assert_eq!(wordnet_relatives(missing).count(), 0, "{missing:?}");
+    }
+}
