@@ -22,7 +22,10 @@
 //!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
 //!   characters each). Per term, field frequencies are length-normalized (each
 //!   field its own `b`), weighted, summed, saturated once (`k1 = 1.2`, BM25F) and multiplied by the
-//!   term's `idf` over the indexed entries.
+//!   term's `idf` over the indexed entries. A term's document frequency counts the entries it
+//!   occurs in outside parameter text (all of them when it occurs only there): parameter names
+//!   and descriptions repeat across a server's tools (`subscription`, "access key"), so they say
+//!   little about how rare a word is among what the tools do.
 //! - **Expansion.** Each query word also matches, at a discount: its [vocabulary]
 //!   synonyms, 0.9; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
 //!   the term formed with the next query word when the index knows it (`key vault` ->
