@@ -271,11 +271,14 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
     if let Some(&class) = verbs.get(&first) {
         return Some(class);
     }
-    if let Some(&class) = verbs.get(&stem(&first)) {
+    // A leading word that is a verb only by its stem and ends in -s is a plural noun ("comments
+    // on a wiki page", "updates to ..."): an imperative verb takes no -s.
+    let plural = first.len() > 3 && first.ends_with('s') && !first.ends_with("ss");
+    if !plural && let Some(&class) = verbs.get(&stem(&first)) {
         return Some(class);
     }
     // A misspelled leading verb ("deleet", "creat").
-    if first.len() >= 5 {
+    if first.len() >= 5 && !(plural && verbs.contains_key(first.trim_end_matches('s'))) {
         let mut best: Option<(usize, VerbClass, &str)> = None;
         for (verb, &class) in verbs {
             if verb.len() >= 5

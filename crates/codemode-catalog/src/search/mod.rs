@@ -80,7 +80,8 @@
 //!   container registry) lifts that family over incidental matches in the server's other families.
 //! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
 //!   a question word reads) and the first verb of the tool's name are classified read / write /
-//!   delete. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
+//!   delete; a leading word that is a verb only by its stem and ends in -s is a plural noun, not
+//!   a verb ("comments on a page" looks comments up). The same class scores x1.15; a read question against a write or delete tool x0.6 (and
 //!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
 //!   delete tools x0.92; a verb-less query with a past participle of a write or delete verb after
 //!   its noun ("reviews submitted on a PR") is a read. In a read ask the query's match of a write

@@ -300,6 +300,24 @@ fn question_words_ask_for_what_they_mean_and_verbs_in_a_question_are_states() {
 }
 
 #[test]
+fn a_leading_plural_noun_is_no_verb() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "wiki").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("add_comment", "Add a comment to a page"),
+            tool("get_comments", "Get the comments of a page"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // `comments` leading a query is a plural noun (an imperative takes no -s): a lookup of the
+    // comments, not the comment action.
+    assert_eq!(ids(&catalog.search("comments on a page", 1)), ["openclaw:wiki:get_comments"]);
+    assert_eq!(ids(&catalog.search("comment on a page", 1)), ["openclaw:wiki:add_comment"]);
+}
+
+#[test]
 fn what_a_query_names_tells_by_its_form() {
     let catalog = tracker();
     // `notes.txt` is a file, though no word of the query says so.
