@@ -51,7 +51,9 @@
 //!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
 //!   time) and what the query names by its form (`notes.txt` a file, `https://...` or `example.com`
 //!   a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
-//!   entry's best such term at weight 0.7, outside the coverage.
+//!   entry's best such term at weight 0.7, outside the coverage. The words of a named thing are
+//!   names, not words of the ask: `notes` of `notes.txt` or `general` of `#general` are not query
+//!   words (unless the query is nothing else).
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens};
+use super::analysis::{
+    Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens, without_entities,
+};
 use super::expand::Kind;
 use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
@@ -130,7 +132,9 @@ impl SearchIndex {
         let joined = join_split_phrasal(&query);
         let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();
-        let mut query_tokens = tokens(text, &mut stems);
+        // The words of what the query names by form (`notes.txt`, `#general`) are names, not
+        // words of the ask; what the things are still counts (`add_asks`, the group stages).
+        let mut query_tokens = tokens(&without_entities(text), &mut stems);
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
             let fresh = !seen.contains(&t.term);
