@@ -27,7 +27,8 @@
 //!   and descriptions repeat across a server's tools (`subscription`, "access key"), so they say
 //!   little about how rare a word is among what the tools do.
 //! - **Expansion.** Each query word also matches, at a discount: its [vocabulary]
-//!   synonyms, 0.9; the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
+//!   synonyms, 0.9 (a word of `k >= 2` synonym groups, several senses such as `alert`, matches
+//!   them at `0.9 * k^-0.25` and as near expansions, outside its concept); the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
 //!   the term formed with the next query word when the index knows it (`key vault` ->
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
 //!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
@@ -175,6 +176,10 @@ const OWNER_BLEND: f64 = 0.8;
 const FAMILY_BLEND: f64 = 0.3;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
+/// A word of `k` synonym groups matches their words at `SYNONYM_WEIGHT * k^-POLYSEMY_EXPONENT`
+/// (below [`SYNONYM_WEIGHT`] for `k >= 2`: a near expansion, outside the word's concept; fixed
+/// on the tuning split of the intent set).
+const POLYSEMY_EXPONENT: f64 = 0.25;
 /// The weight of what a question word asks for.
 const ASK_WEIGHT: f64 = 0.7;
 const VERB_WEIGHT: f64 = 0.3;
