@@ -131,13 +131,20 @@ pub(super) fn lexicon() -> &'static Lexicon {
         // How many synonym groups (senses) each word is in: a word of several (`alert`: a
         // notification, a finding, a dialog) matches each group's words at a discount and outside
         // its concept (a near expansion), so no one sense's words pool their `idf` with it.
-        let mut senses: HashMap<String, usize> = HashMap::new();
+        // Counted per word as written: words that only stem alike (`document`, `documentation`)
+        // are not one word of several senses.
+        let mut written: HashMap<&str, usize> = HashMap::new();
         for group in vocabulary() {
             if group.kind == GroupKind::Synonyms {
                 for w in &group.words {
-                    *senses.entry(stem(w)).or_insert(0) += 1;
+                    *written.entry(w.as_str()).or_insert(0) += 1;
                 }
             }
+        }
+        let mut senses: HashMap<String, usize> = HashMap::new();
+        for (w, &n) in &written {
+            let k = senses.entry(stem(w)).or_insert(0);
+            *k = (*k).max(n);
         }
         for group in vocabulary() {
             match &group.kind {
