@@ -576,8 +576,8 @@ fn fresh_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.2% / 87.8%; held-out split 88.6% / 85.7% (the all-16 target is met, the
-/// one-catalog one is not); the fresh check set 84.6% / 81.8%. This test holds these levels so
+/// Whole set 91.6% / 88.6%; held-out split 89.1% / 86.9% (the all-16 target is met, the
+/// one-catalog one is not); the fresh check set 84.6% / 83.2%. This test holds these levels so
 /// they cannot silently regress, and the engine must beat the word-overlap baseline (57.8% /
 /// 46.7%). On failure it prints misses of the tuning split only.
 #[test]
@@ -589,13 +589,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.911,
+        one.all.top3_rate() >= 0.915,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.878,
+        all.all.top3_rate() >= 0.885,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -610,13 +610,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // looked at while tuning).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.885, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.857, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.891, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.868, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     let one = fresh_report(Setting::OneCatalog, Ranker::Engine);
     let all = fresh_report(Setting::All16, Ranker::Engine);
     let fresh_baseline = fresh_report(Setting::All16, Ranker::Overlap);
     assert!(one.all.top3_rate() >= 0.846, "fresh one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.818, "fresh all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.832, "fresh all 16 top-3 {:.3}", all.all.top3_rate());
     assert!(
         all.all.top3 > fresh_baseline.all.top3,
         "fresh: engine {} vs word overlap {}",
