@@ -3,7 +3,8 @@
 //! Run with `cargo bench -p codemode-catalog --bench search_quality` (set `SEARCH_BENCH_VERBOSE=1`
 //! to print the top 3 of every labelled query). Prints the intent set's tables
 //! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
-//! and all 16, beside the word-overlap baseline, for the tuning and the held-out split), the older
+//! and all 16, beside the word-overlap baseline, for the tuning and the held-out split; the fresh
+//! check set `data/search-intents-fresh.json` in one line per setting), the older
 //! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
 //! first search (which builds the index), of one `search` call per intent, and of the quick index.
 
@@ -45,6 +46,18 @@ fn main() {
                     println!("{title}: {}", report.summary());
                 }
             }
+        }
+    }
+    // The fresh check set (`data/search-intents-fresh.json`), a second held-out set.
+    let fresh = intents::fresh_intents();
+    for (setting_name, setting) in
+        [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
+    {
+        for (ranker_name, ranker) in
+            [("engine", intents::Ranker::Engine), ("word overlap", intents::Ranker::Overlap)]
+        {
+            let report = intents::evaluate(&fresh, setting, ranker, |_| true);
+            println!("### fresh set, {setting_name}, {ranker_name}: {}", report.summary());
         }
     }
     let (total, top1, top3, misses) = support::hit_rates(&catalog);

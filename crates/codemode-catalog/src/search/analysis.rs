@@ -14,9 +14,12 @@ use super::typo::bounded_edit_distance;
 pub(super) const STOP_WORDS: &[&str] = &[
     "a",
     "about",
+    "again",
     "all",
+    "also",
     "an",
     "and",
+    "another",
     "any",
     "anybody",
     "anyone",
@@ -25,19 +28,26 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "as",
     "at",
     "be",
+    "both",
     "by",
     "can",
     "currently",
     "do",
     "does",
+    "each",
     "every",
     "everybody",
     "everyone",
     "everything",
     "for",
     "from",
+    "he",
+    "her",
+    "him",
+    "his",
     "how",
     "i",
+    "if",
     "in",
     "into",
     "is",
@@ -50,21 +60,33 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "of",
     "on",
     "or",
+    "other",
+    "others",
     "our",
     "please",
     "really",
+    "same",
+    "she",
+    "so",
     "some",
     "somebody",
     "someone",
     "something",
+    "such",
+    "than",
     "that",
     "the",
     "their",
     "them",
     "there",
+    "these",
+    "they",
     "this",
+    "those",
     "to",
+    "too",
     "using",
+    "very",
     "via",
     "was",
     "we",
@@ -76,6 +98,7 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "whose",
     "why",
     "with",
+    "yet",
     "you",
     "your",
 ];
@@ -271,11 +294,14 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
     if let Some(&class) = verbs.get(&first) {
         return Some(class);
     }
-    if let Some(&class) = verbs.get(&stem(&first)) {
+    // A leading word that is a verb only by its stem and ends in -s is a plural noun ("comments
+    // on a wiki page", "updates to ..."): an imperative verb takes no -s.
+    let plural = first.len() > 3 && first.ends_with('s') && !first.ends_with("ss");
+    if !plural && let Some(&class) = verbs.get(&stem(&first)) {
         return Some(class);
     }
     // A misspelled leading verb ("deleet", "creat").
-    if first.len() >= 5 {
+    if first.len() >= 5 && !(plural && verbs.contains_key(first.trim_end_matches('s'))) {
         let mut best: Option<(usize, VerbClass, &str)> = None;
         for (verb, &class) in verbs {
             if verb.len() >= 5
@@ -359,23 +385,47 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
 /// `@name` a user, and `#42` or a key like `OPS-7` an issue.
 pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    let mut push = |w: &'static str| {
+    for_each_entity(query, |_, w| {
         if !out.contains(&w) {
             out.push(w);
         }
-    };
+    });
+    out
+}
+
+/// The query without the things it names by their form ([`entity_words`]): their letters
+/// (`notes` of `notes.txt`, `general` of `#general`, `ops` of `OPS-7`) are names, not words of
+/// the ask. The query itself when nothing else is left.
+pub(super) fn without_entities(query: &str) -> std::borrow::Cow<'_, str> {
+    let mut out: Option<String> = None;
+    for_each_entity(query, |chunk, _| {
+        let text = out.get_or_insert_with(|| query.to_owned());
+        if let Some(at) = text.find(chunk) {
+            text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
+        }
+    });
+    match out {
+        Some(text) if text.bytes().any(|b| b.is_ascii_alphanumeric()) => std::borrow::Cow::Owned(text),
+        _ => std::borrow::Cow::Borrowed(query),
+    }
+}
+
+/// Calls `f(chunk, kind)` for each whitespace-separated chunk of the query (trimmed of
+/// punctuation) that names a thing by its form.
+fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str)) {
+    let mut push = |chunk: &'a str, w: &'static str| f(chunk, w);
     for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
         let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
         let lower = chunk.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
-            push("url");
+            push(chunk, "url");
             continue;
         }
         if let Some(rest) = chunk.strip_prefix('#') {
             if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-                push("issue");
+                push(chunk, "issue");
             } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
-                push("channel");
+                push(chunk, "channel");
             }
             continue;
         }
@@ -383,7 +433,7 @@ pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
             .strip_prefix('@')
             .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
         {
-            push("user");
+            push(chunk, "user");
             continue;
         }
         if let Some((key, number)) = chunk.split_once('-')
@@ -393,7 +443,7 @@ pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
             && !number.is_empty()
             && number.bytes().all(|b| b.is_ascii_digit())
         {
-            push("issue");
+            push(chunk, "issue");
             continue;
         }
         if let Some((stem, ext)) = chunk.rsplit_once('.')
@@ -404,10 +454,12 @@ pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
             && !stem.contains("..")
         {
             // A host name (`example.com`) is an address, not a file.
-            push(if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" });
+            push(
+                chunk,
+                if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" },
+            );
         }
     }
-    out
 }
 
 /// The description's first sentence (at most 300 bytes, cut at a word) and the rest.

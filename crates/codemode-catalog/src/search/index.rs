@@ -11,6 +11,9 @@ use super::typo::{letter_mask, trigrams};
 use super::words::{Emitted, Words};
 use super::{B, FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS, SUPPRESS, WEIGHTS};
 
+/// The fields that are not parameter text (name, label, owner, summary, description), as a mask.
+const CONTENT_MASK: u8 = 0b1_1111;
+
 /// The text of one document, per field.
 pub(crate) struct DocText<'a> {
     pub name: &'a str,
@@ -51,6 +54,9 @@ pub(crate) struct SearchIndex {
     /// Term ids sorted by term, for prefix lookups.
     pub(super) sorted: Vec<u32>,
     pub(super) postings: Vec<Vec<Posting>>,
+    /// Per term: how many documents it occurs in outside the parameter fields (all it occurs in
+    /// when it occurs only there), for its `idf`.
+    pub(super) content_df: Vec<u32>,
     /// The postings as counted, during the build only.
     raw: Vec<Vec<RawPosting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
@@ -195,6 +201,14 @@ impl SearchIndex {
                         Posting { doc: p.doc, mask, all, rest }
                     })
                     .collect()
+            })
+            .collect();
+        index.content_df = index
+            .postings
+            .iter()
+            .map(|list| {
+                let content = list.iter().filter(|p| p.mask & CONTENT_MASK != 0).count();
+                (if content > 0 { content } else { list.len() }) as u32
             })
             .collect();
         index

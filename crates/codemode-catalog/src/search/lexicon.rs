@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::analysis::{for_each_word, stem};
-use super::{SYNONYM_WEIGHT, VERB_WEIGHT};
+use super::{POLYSEMY_EXPONENT, SYNONYM_WEIGHT, VERB_WEIGHT};
 
 /// The action class of a verb.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +128,24 @@ pub(super) fn lexicon() -> &'static Lexicon {
         let mut verbs = HashMap::new();
         let mut verb_terms = HashMap::new();
         let mut asks = Vec::new();
+        // How many synonym groups (senses) each word is in: a word of several (`alert`: a
+        // notification, a finding, a dialog) matches each group's words at a discount and outside
+        // its concept (a near expansion), so no one sense's words pool their `idf` with it.
+        // Counted per word as written: words that only stem alike (`document`, `documentation`)
+        // are not one word of several senses.
+        let mut written: HashMap<&str, usize> = HashMap::new();
+        for group in vocabulary() {
+            if group.kind == GroupKind::Synonyms {
+                for w in &group.words {
+                    *written.entry(w.as_str()).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut senses: HashMap<String, usize> = HashMap::new();
+        for (w, &n) in &written {
+            let k = senses.entry(stem(w)).or_insert(0);
+            *k = (*k).max(n);
+        }
         for group in vocabulary() {
             match &group.kind {
                 GroupKind::Synonyms | GroupKind::Verb(_) => {
@@ -141,6 +159,11 @@ pub(super) fn lexicon() -> &'static Lexicon {
                     let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
                     if weight > 0.0 {
                         for a in &terms {
+                            let senses = match group.kind {
+                                GroupKind::Synonyms => senses.get(a).copied().unwrap_or(1).max(1),
+                                _ => 1,
+                            };
+                            let weight = weight * (senses as f64).powf(-POLYSEMY_EXPONENT);
                             for b in &terms {
                                 add(a, b, weight);
                             }

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens};
+use super::analysis::{
+    Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens, without_entities,
+};
 use super::expand::Kind;
 use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
@@ -51,6 +53,14 @@ pub(super) fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> 
 }
 
 impl SearchIndex {
+    /// A term's document frequency for its `idf`: the entries it occurs in outside parameter
+    /// text (all entries it occurs in when it occurs only there). Parameter names and descriptions
+    /// repeat across a server's tools (`subscription`, `auth-method`, "access key"), so they say
+    /// little about how rare a word is among what the tools do.
+    pub(super) fn df(&self, id: u32) -> usize {
+        self.content_df[id as usize] as usize
+    }
+
     /// How much of the document's name the query accounts for: `floor + (1 - floor) * share`,
     /// the share `idf`-weighted over the name's terms, so words every entry of a server shares
     /// (`jira`, `browser`) weigh little and an unmatched head noun (`link` in
@@ -122,7 +132,9 @@ impl SearchIndex {
         let joined = join_split_phrasal(&query);
         let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();
-        let mut query_tokens = tokens(text, &mut stems);
+        // The words of what the query names by form (`notes.txt`, `#general`) are names, not
+        // words of the ask; what the things are still counts (`add_asks`, the group stages).
+        let mut query_tokens = tokens(&without_entities(text), &mut stems);
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
             let fresh = !seen.contains(&t.term);
@@ -190,7 +202,7 @@ impl SearchIndex {
             let own_df = expansions
                 .iter()
                 .find(|e| e.2 == Kind::Exact && e.1 >= 1.0)
-                .map_or(concept_df, |&(id, _, _)| self.postings[id as usize].len());
+                .map_or(concept_df, |&(id, _, _)| self.df(id));
             // The geometric mean with the word's own idf: a rare word (`tab`) standing for a
             // common synonym (`page`) keeps some of its weight.
             let concept_idf =
@@ -199,13 +211,13 @@ impl SearchIndex {
             for &(id, weight, kind) in expansions {
                 let postings = &self.postings[id as usize];
                 let idf = match (kind, concept_idf) {
-                    (Kind::Near | Kind::Related, Some(cap)) => self.idf(postings.len()).min(cap),
+                    (Kind::Near | Kind::Related, Some(cap)) => self.idf(self.df(id)).min(cap),
                     (Kind::Near | Kind::Related, None) => {
-                        let idf = self.idf(postings.len());
+                        let idf = self.idf(self.df(id));
                         query_idf = query_idf.max(idf);
                         idf
                     }
-                    (_, cap) => cap.unwrap_or_else(|| self.idf(postings.len())),
+                    (_, cap) => cap.unwrap_or_else(|| self.idf(self.df(id))),
                 };
                 for p in postings {
                     let doc = p.doc as usize;

@@ -44,10 +44,23 @@ pub fn is_holdout(query: &str) -> bool {
 
 /// The intent set.
 pub fn intents() -> Vec<Intent> {
+    load_intents("search-intents.json")
+}
+
+/// The fresh check set (`data/search-intents-fresh.json`): intents written after the main set's
+/// tuning, over all 16 catalogs, without running the engine on them; a second held-out set that
+/// is not looked at while tuning.
+pub fn fresh_intents() -> Vec<Intent> {
+    load_intents("search-intents-fresh.json")
+}
+
+/// The intents of `data/<file>`.
+fn load_intents(file: &str) -> Vec<Intent> {
     let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
-        .join("../../data/search-intents.json");
+        .join("../../data")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let value: Value = serde_json::from_str(&text).expect("search-intents.json");
+    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
     value
         .as_array()
         .expect("array")

@@ -300,10 +300,44 @@ fn question_words_ask_for_what_they_mean_and_verbs_in_a_question_are_states() {
 }
 
 #[test]
+fn a_leading_plural_noun_is_no_verb() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "wiki").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("add_comment", "Add a comment to a page"),
+            tool("get_comments", "Get the comments of a page"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // `comments` leading a query is a plural noun (an imperative takes no -s): a lookup of the
+    // comments, not the comment action.
+    assert_eq!(ids(&catalog.search("comments on a page", 1)), ["openclaw:wiki:get_comments"]);
+    assert_eq!(ids(&catalog.search("comment on a page", 1)), ["openclaw:wiki:add_comment"]);
+}
+
+#[test]
 fn what_a_query_names_tells_by_its_form() {
     let catalog = tracker();
     // `notes.txt` is a file, though no word of the query says so.
     assert_eq!(ids(&catalog.search("save this content to notes.txt", 1)), ["openclaw:tracker:write_file"]);
+}
+
+#[test]
+fn the_words_of_a_named_thing_are_not_words_of_the_ask() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "desk").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![tool("search_release_notes", "Search the notes of releases"), tool("read_file", "Read a file")],
+        &CatalogOptions::default(),
+    );
+    // `release-notes.md` is a file: its words do not make the ask about release notes.
+    assert_eq!(ids(&catalog.search("open release-notes.md", 1)), ["openclaw:desk:read_file"]);
+    assert_eq!(ids(&catalog.search("open the release notes", 1)), ["openclaw:desk:search_release_notes"]);
+    // A query that is only a named thing still searches its words.
+    assert_eq!(ids(&catalog.search("release-notes.md", 1)), ["openclaw:desk:search_release_notes"]);
 }
 
 #[test]
@@ -444,7 +478,7 @@ use std::collections::HashSet;
 
 use codemode_catalog::search::{stem, vocabulary};
 
-use crate::intents::{Intent, Ranker, Setting, evaluate, intents, tool_keys};
+use crate::intents::{Intent, Ranker, Setting, evaluate, fresh_intents, intents, tool_keys};
 
 fn content_terms(text: &str) -> HashSet<String> {
     const STOP: &[&str] = &[
@@ -470,15 +504,10 @@ fn content_terms(text: &str) -> HashSet<String> {
         .collect()
 }
 
-#[test]
-fn intent_set_has_the_promised_shape() {
-    let set = intents();
+/// Checks an intent set's labels (public tools, one in the intent's own catalog) and returns how
+/// many of its intents share no content word with any of their labels' names and titles.
+fn check_labels(set: &[Intent]) -> usize {
     let keys = tool_keys();
-    assert!(set.len() >= 400, "{} intents", set.len());
-    let kinds: HashSet<&str> = set.iter().map(|i| i.kind.as_str()).collect();
-    assert_eq!(kinds, HashSet::from(["paraphrase", "task", "typo", "parameter", "ambiguous"]));
-    let catalogs: HashSet<&str> = set.iter().map(|i| i.catalog.as_str()).collect();
-    assert_eq!(catalogs.len(), 16, "every public catalog has intents");
     let mut titles = std::collections::HashMap::new();
     for c in crate::support::catalog_names() {
         for t in crate::support::raw_tools(&c) {
@@ -487,8 +516,12 @@ fn intent_set_has_the_promised_shape() {
             titles.insert(format!("{c}:{name}"), format!("{name} {title}"));
         }
     }
+    let kinds: HashSet<&str> = set.iter().map(|i| i.kind.as_str()).collect();
+    assert_eq!(kinds, HashSet::from(["paraphrase", "task", "typo", "parameter", "ambiguous"]));
+    let catalogs: HashSet<&str> = set.iter().map(|i| i.catalog.as_str()).collect();
+    assert_eq!(catalogs.len(), 16, "every public catalog has intents");
     let mut disjoint = 0;
-    for intent in &set {
+    for intent in set {
         assert!(!intent.expect.is_empty(), "{:?} has no label", intent.query);
         for key in &intent.expect {
             assert!(keys.contains(key), "label {key:?} of {:?} is not a public tool", intent.query);
@@ -506,6 +539,14 @@ fn intent_set_has_the_promised_shape() {
         "only {disjoint} of {} intents share no content word with a label",
         set.len()
     );
+    disjoint
+}
+
+#[test]
+fn intent_set_has_the_promised_shape() {
+    let set = intents();
+    assert!(set.len() >= 400, "{} intents", set.len());
+    check_labels(&set);
     let holdout = set.iter().filter(|i| i.holdout()).count();
     assert!(
         holdout * 6 >= set.len() && holdout * 3 <= set.len(),
@@ -514,15 +555,31 @@ fn intent_set_has_the_promised_shape() {
     );
 }
 
+/// The fresh check set: its own intents (none of the main set's texts), the same label rules.
+#[test]
+fn fresh_intent_set_has_the_promised_shape() {
+    let fresh = fresh_intents();
+    assert!(fresh.len() >= 120, "{} fresh intents", fresh.len());
+    check_labels(&fresh);
+    let main: HashSet<String> = intents().into_iter().map(|i| i.query.to_lowercase()).collect();
+    for intent in &fresh {
+        assert!(!main.contains(&intent.query.to_lowercase()), "{:?} is in the main set", intent.query);
+    }
+}
+
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
     evaluate(&intents(), setting, ranker, keep)
 }
 
+fn fresh_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    evaluate(&fresh_intents(), setting, ranker, |_| true)
+}
+
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 90.9% / 87.7%; held-out split 88.0% / 85.1% (the all-16 target is met, the
-/// one-catalog one is not): this test holds both levels so they cannot silently regress, and the
-/// engine must beat the word-overlap baseline (57.8% / 46.7%). On failure it prints misses of the
-/// tuning split only.
+/// Whole set 91.6% / 88.6%; held-out split 89.1% / 86.9% (the all-16 target is met, the
+/// one-catalog one is not); the fresh check set 84.6% / 83.2%. This test holds these levels so
+/// they cannot silently regress, and the engine must beat the word-overlap baseline (57.8% /
+/// 46.7%). On failure it prints misses of the tuning split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -532,13 +589,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.905,
+        one.all.top3_rate() >= 0.915,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.875,
+        all.all.top3_rate() >= 0.885,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -549,15 +606,29 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         all.all.top3,
         baseline.all.top3
     );
-    // The held-out split (its misses are not printed: it is not looked at while tuning).
+    // The held-out split and the fresh check set (their misses are not printed: they are not
+    // looked at while tuning).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.879, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.85, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.891, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.868, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    let one = fresh_report(Setting::OneCatalog, Ranker::Engine);
+    let all = fresh_report(Setting::All16, Ranker::Engine);
+    let fresh_baseline = fresh_report(Setting::All16, Ranker::Overlap);
+    assert!(one.all.top3_rate() >= 0.846, "fresh one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.832, "fresh all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(
+        all.all.top3 > fresh_baseline.all.top3,
+        "fresh: engine {} vs word overlap {}",
+        all.all.top3,
+        fresh_baseline.all.top3
+    );
 }
 
-/// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split,
-/// `SEARCH_MISSES=1` prints the misses.
+/// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
+/// the main set, `SEARCH_SPLIT=fresh` runs the fresh check set instead; `SEARCH_MISSES=1` prints
+/// the misses of the tuning split only (the held-out split and the fresh set are not looked at
+/// while tuning).
 #[test]
 fn intent_report() {
     let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
@@ -572,10 +643,10 @@ fn intent_report() {
         ("word overlap, one catalog", Setting::OneCatalog, Ranker::Overlap),
         ("word overlap, all 16", Setting::All16, Ranker::Overlap),
     ] {
-        let r = report(setting, ranker, keep);
+        let r = if split == "fresh" { fresh_report(setting, ranker) } else { report(setting, ranker, keep) };
         println!("{}", r.table(title));
-        if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
-            for (catalog, query, top, rank) in &r.misses {
+        if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine && split != "fresh" {
+            for (catalog, query, top, rank) in r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)) {
                 let rank = rank.map_or_else(|| ">10".to_owned(), |r| r.to_string());
                 println!("  miss [{catalog}] {query:?} (rank {rank}) -> {top:?}");
             }
@@ -618,6 +689,34 @@ fn vocabulary_groups_are_general() {
             group.words
         );
     }
+}
+
+#[test]
+fn synonym_groups_meet_only_through_a_shared_word() {
+    // Two synonym groups may share a word (polysemy: `alert` is a notification and a finding),
+    // but never only by stemming alike: a stem collision (`savings` -> `save`) would silently
+    // join unrelated groups (cost ~ remember).
+    use codemode_catalog::search::GroupKind;
+    let groups: Vec<&Vec<String>> =
+        vocabulary().iter().filter(|g| g.kind == GroupKind::Synonyms).map(|g| &g.words).collect();
+    let mut collisions = Vec::new();
+    for (i, a) in groups.iter().enumerate() {
+        for b in &groups[i + 1..] {
+            for wa in a.iter() {
+                for wb in b.iter() {
+                    if wa != wb && stem(wa) == stem(wb) && !a.contains(wb) && !b.contains(wa) {
+                        collisions.push(format!("{wa} ~ {wb}"));
+                    }
+                }
+            }
+        }
+    }
+    // Accepted: forms of one word whose groups are meant to meet (measured: separating them
+    // lowers the tuning split). `savings` (-> save, joining cost and remember) and `finding`
+    // (-> find, joining search and alert) were such collisions and are gone.
+    let accepted = ["document ~ documentation", "follower ~ follow", "subscriber ~ subscribe", "doc ~ docs"];
+    collisions.retain(|c| !accepted.contains(&c.as_str()));
+    assert!(collisions.is_empty(), "words of different groups stem alike: {collisions:?}");
 }
 
 /// `SEARCH_DEBUG="catalog|query;catalog|query"` prints the top 5 hits with their match text.
@@ -698,4 +797,43 @@ fn the_wordnet_table_parses_and_carries_its_license() {
     assert!(entries.iter().all(|l| l.split(' ').count() >= 2 && !l.contains("  ")));
     // Lemmas that stem alike share one entry.
     assert_eq!(codemode_catalog::search::wordnet_word_count(), 43_426);
+}
+
+/// The table the engine reads (pre-stemmed and sorted by the build script) is the source table
+/// stemmed: for every head, the stemmed relatives of all lemmas that stem like it, in the source's
+/// order, without repeats or the head; and it carries the same license notice.
+#[test]
+fn the_prestemmed_wordnet_table_is_its_source_stemmed() {
+    use codemode_catalog::search::{WORDNET_STEMMED, WORDNET_TABLE, wordnet_relatives};
+    let header =
+        |t: &str| t.lines().take_while(|l| l.starts_with('#')).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(header(WORDNET_STEMMED), header(WORDNET_TABLE));
+    let mut stems: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    let mut expected: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for line in WORDNET_TABLE.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.split(' ');
+        let head = stems.entry(words.next().unwrap()).or_insert_with_key(|w| stem(w)).clone();
+        let list = expected.entry(head.clone()).or_default();
+        for word in words {
+            let term = stems.entry(word).or_insert_with_key(|w| stem(w)).clone();
+            if term != head && !list.contains(&term) {
+                list.push(term);
+            }
+        }
+    }
+    let heads: Vec<&str> = WORDNET_STEMMED
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert!(heads.windows(2).all(|w| w[0] < w[1]), "heads are sorted and distinct");
+    assert_eq!(heads.len(), expected.len());
+    for (head, list) in &expected {
+        let got: Vec<&str> = wordnet_relatives(head).collect();
+        assert_eq!(got, list.iter().map(String::as_str).collect::<Vec<_>>(), "relatives of {head:?}");
+    }
+    // Words around and outside the table's range find nothing.
+    for missing in ["", "a", "zzzzzz", "aaaaaa", "kettl e"] {
+        assert_eq!(wordnet_relatives(missing).count(), 0, "{missing:?}");
+    }
 }
