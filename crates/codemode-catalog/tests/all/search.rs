@@ -478,7 +478,7 @@ use std::collections::HashSet;
 
 use codemode_catalog::search::{stem, vocabulary};
 
-use crate::intents::{Intent, Ranker, Setting, evaluate, fresh_intents, intents, tool_keys};
+use crate::intents::{Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, intents, tool_keys};
 
 fn content_terms(text: &str) -> HashSet<String> {
     const STOP: &[&str] = &[
@@ -567,12 +567,30 @@ fn fresh_intent_set_has_the_promised_shape() {
     }
 }
 
+/// The second fresh check set: its own intents (none of the main or first fresh set's texts), the
+/// same label rules.
+#[test]
+fn fresh2_intent_set_has_the_promised_shape() {
+    let fresh2 = fresh2_intents();
+    assert!(fresh2.len() >= 120, "{} fresh2 intents", fresh2.len());
+    check_labels(&fresh2);
+    let earlier: HashSet<String> =
+        intents().into_iter().chain(fresh_intents()).map(|i| i.query.to_lowercase()).collect();
+    for intent in &fresh2 {
+        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
+    }
+}
+
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
     evaluate(&intents(), setting, ranker, keep)
 }
 
 fn fresh_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
     evaluate(&fresh_intents(), setting, ranker, |_| true)
+}
+
+fn fresh2_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    evaluate(&fresh2_intents(), setting, ranker, |_| true)
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
@@ -626,9 +644,10 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
-/// the main set, `SEARCH_SPLIT=fresh` runs the fresh check set instead; `SEARCH_MISSES=1` prints
-/// the misses of the tuning split only (the held-out split and the fresh set are not looked at
-/// while tuning).
+/// the main set, `SEARCH_SPLIT=fresh` / `fresh2` runs a fresh check set instead; `SEARCH_MISSES=1`
+/// prints the misses of the tuning sources only: the main set's tuning split and the first fresh
+/// set (which became a tuning source when the second was written). The held-out split and the
+/// second fresh set are never looked at while tuning.
 #[test]
 fn intent_report() {
     let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
@@ -643,10 +662,19 @@ fn intent_report() {
         ("word overlap, one catalog", Setting::OneCatalog, Ranker::Overlap),
         ("word overlap, all 16", Setting::All16, Ranker::Overlap),
     ] {
-        let r = if split == "fresh" { fresh_report(setting, ranker) } else { report(setting, ranker, keep) };
+        let r = match split.as_str() {
+            "fresh" => fresh_report(setting, ranker),
+            "fresh2" => fresh2_report(setting, ranker),
+            _ => report(setting, ranker, keep),
+        };
         println!("{}", r.table(title));
-        if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine && split != "fresh" {
-            for (catalog, query, top, rank) in r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)) {
+        let tuning_source = |query: &str| match split.as_str() {
+            "fresh" => true,
+            "fresh2" | "holdout" => false,
+            _ => !crate::intents::is_holdout(query),
+        };
+        if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
+            for (catalog, query, top, rank) in r.misses.iter().filter(|m| tuning_source(&m.1)) {
                 let rank = rank.map_or_else(|| ">10".to_owned(), |r| r.to_string());
                 println!("  miss [{catalog}] {query:?} (rank {rank}) -> {top:?}");
             }
