@@ -50,7 +50,9 @@ fn main() {
     }
     // The fresh check sets: `data/search-intents-fresh.json` (a tuning source since the second
     // was written) and `data/search-intents-fresh2.json` (never looked at while tuning).
-    for (set_name, set) in [("fresh set", intents::fresh_intents()), ("fresh2 set", intents::fresh2_intents())] {
+    for (set_name, set) in
+        [("fresh set", intents::fresh_intents()), ("fresh2 set", intents::fresh2_intents())]
+    {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
         {

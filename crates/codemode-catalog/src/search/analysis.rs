@@ -385,7 +385,7 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
 /// `@name` a user, and `#42` or a key like `OPS-7` an issue.
 pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(query, |_, w| {
+    for_each_entity(query, |_, w, _| {
         if !out.contains(&w) {
             out.push(w);
         }
@@ -398,7 +398,7 @@ pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
 /// the ask. The query itself when nothing else is left.
 pub(super) fn without_entities(query: &str) -> std::borrow::Cow<'_, str> {
     let mut out: Option<String> = None;
-    for_each_entity(query, |chunk, _| {
+    for_each_entity(query, |chunk, _, _| {
         let text = out.get_or_insert_with(|| query.to_owned());
         if let Some(at) = text.find(chunk) {
             text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
@@ -410,22 +410,60 @@ pub(super) fn without_entities(query: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Calls `f(chunk, kind)` for each whitespace-separated chunk of the query (trimmed of
-/// punctuation) that names a thing by its form.
-fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str)) {
-    let mut push = |chunk: &'a str, w: &'static str| f(chunk, w);
+/// The term of a written form (`=key` for `OPS-7`): not a word, so no text's words make it.
+pub(super) fn shape_term(shape: &str) -> String {
+    format!("={shape}")
+}
+
+/// Whether a term is a [`shape_term`].
+pub(super) fn is_shape_term(term: &str) -> bool {
+    term.starts_with('=')
+}
+
+/// The written forms a text shows, as [`shape_term`]s, each once: an entry whose description or
+/// parameter docs give an example of a form (`e.g. 'PROJ-123'`) takes values written that way,
+/// so a query naming a thing in that form (`OPS-7`) points to it.
+///
+/// File names and host names are left out: in prose, most chunks of that form are abbreviations
+/// and product names (`e.g.`, `Node.js`), not examples of a value.
+pub(super) fn shape_terms(text: &str) -> Vec<String> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for_each_entity(text, |_, _, shape| {
+        if !matches!(shape, "file" | "host") && !out.contains(&shape) {
+            out.push(shape);
+        }
+    });
+    out.into_iter().map(shape_term).collect()
+}
+
+/// The written forms of the things a query names ([`shape_terms`]).
+pub(super) fn entity_shapes(query: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for_each_entity(query, |_, _, shape| {
+        if !out.contains(&shape) {
+            out.push(shape);
+        }
+    });
+    out
+}
+
+/// Calls `f(chunk, kind, shape)` for each whitespace-separated chunk of the query (trimmed of
+/// punctuation) that names a thing by its form: `kind` what the thing is, `shape` how it is
+/// written (`#42` and `OPS-7` are both issues, written `number` and `key`).
+fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str, &'static str)) {
+    let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
     for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
         let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
         let lower = chunk.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
-            push(chunk, "url");
+            push(chunk, "url", "url");
             continue;
         }
         if let Some(rest) = chunk.strip_prefix('#') {
             if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-                push(chunk, "issue");
+                push(chunk, "issue", "number");
             } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
-                push(chunk, "channel");
+                push(chunk, "channel", "channel");
             }
             continue;
         }
@@ -433,7 +471,7 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str))
             .strip_prefix('@')
             .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
         {
-            push(chunk, "user");
+            push(chunk, "user", "handle");
             continue;
         }
         if let Some((key, number)) = chunk.split_once('-')
@@ -443,7 +481,7 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str))
             && !number.is_empty()
             && number.bytes().all(|b| b.is_ascii_digit())
         {
-            push(chunk, "issue");
+            push(chunk, "issue", "key");
             continue;
         }
         if let Some((stem, ext)) = chunk.rsplit_once('.')
@@ -454,10 +492,11 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str))
             && !stem.contains("..")
         {
             // A host name (`example.com`) is an address, not a file.
-            push(
-                chunk,
-                if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") { "url" } else { "file" },
-            );
+            if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") {
+                push(chunk, "url", "host");
+            } else {
+                push(chunk, "file", "file");
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::analysis::{for_each_word, stem};
+use super::analysis::{for_each_word, is_shape_term, stem};
 use super::expand::Kind;
 use super::index::{DocText, RawPosting, SearchIndex};
 use super::lexicon::lexicon;
@@ -168,6 +168,22 @@ impl SearchIndex {
             })
             .collect();
         self.owners = Groups::build(raw, &self.doc_len, owner_of, owners.len(), |_, p, _| p.tf[2] > 0.0);
+        // A written form (`PROJ-123`) that one server's tools show most of the examples of
+        // names that server, as its name would.
+        if self.owners.count >= 2 {
+            for (id, term) in self.terms.iter().enumerate() {
+                if !is_shape_term(term) {
+                    continue;
+                }
+                let list = &self.owners.postings[id];
+                let all: f32 = list.iter().map(|&(_, tf)| tf).sum();
+                self.owners.named[id] = list
+                    .iter()
+                    .filter(|&&(_, tf)| f64::from(tf) >= OWNER_NAMED_SHARE * f64::from(all))
+                    .map(|&(g, _)| g)
+                    .collect();
+            }
+        }
         // Name families: the first name word that is not a verb, per owner.
         let verbs = &lexicon().verbs;
         let keys: Vec<Option<(u32, u32)>> = docs

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{first_chars, split_summary, stem, tool_verb};
+use super::analysis::{first_chars, shape_terms, split_summary, stem, tool_verb};
 use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};
@@ -138,6 +138,14 @@ impl SearchIndex {
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
+                    }
+                    // The written forms the description and parameter docs show examples of
+                    // (`PROJ-123`), as terms no word makes; not counted in the field's length.
+                    if matches!(f, 3 | 4 | 6) {
+                        for term in shape_terms(field_text) {
+                            let id = index.intern(&term);
+                            tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
+                        }
                     }
                 }
                 totals[f] += f64::from(len[f]);

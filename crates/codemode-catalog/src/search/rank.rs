@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use rustc_hash::FxHashMap;
 
 use super::analysis::{
-    Token, entity_words, for_each_word, join_split_phrasal, query_class, stem, tokens, without_entities,
+    Token, entity_shapes, entity_words, for_each_word, join_split_phrasal, query_class, shape_term, stem,
+    tokens, without_entities,
 };
 use super::expand::Kind;
 use super::index::SearchIndex;
@@ -166,12 +167,19 @@ impl SearchIndex {
             .into_iter()
             .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
             .collect();
-        let (owner_relevance, family_relevance) = if entities.is_empty() {
+        // How it is written (`OPS-7`) names the server whose tools show most examples of that form.
+        let shapes: Vec<Vec<(u32, f64, Kind)>> = entity_shapes(&query)
+            .into_iter()
+            .filter_map(|s| self.vocab.get(&shape_term(s)).map(|&id| vec![(id, 1.0, Kind::Exact)]))
+            .collect();
+        let (owner_relevance, family_relevance) = if entities.is_empty() && shapes.is_empty() {
             (self.owners.relevance(&all_expansions), self.families.relevance(&all_expansions))
         } else {
             let mut words = all_expansions.clone();
             words.extend(entities);
-            (self.owners.relevance(&words), self.families.relevance(&words))
+            let families = self.families.relevance(&words);
+            words.extend(shapes);
+            (self.owners.relevance(&words), families)
         };
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);

@@ -390,6 +390,34 @@ fn a_query_naming_a_server_picks_it() {
 }
 
 #[test]
+fn a_written_form_names_the_server_whose_tools_show_it() {
+    let tool = |owner: &str, name: &str, description: &str, key: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description).parameters(
+            serde_json::json!({"type": "object", "properties": {"key": {"type": "string", "description": key}}}),
+        )
+    };
+    let tools = |tracker_doc: &str| {
+        vec![
+            tool("forge", "close_issue", "Close an issue of a repository", "The issue number"),
+            tool("forge", "list_issues", "List the issues of a repository", "A label"),
+            tool("forge", "mark_read", "Mark a notification as read", "The notification"),
+            tool("tracker", "close_ticket", "Close a ticket", tracker_doc),
+            tool("tracker", "get_ticket", "Get a ticket", tracker_doc),
+        ]
+    };
+    let owner = |catalog: &Catalog, query: &str| {
+        catalog.search(query, 1)[0].id.split(':').nth(1).unwrap_or_default().to_owned()
+    };
+    // The tracker's parameter docs show keys written `PROJ-123`: a query naming `OPS-7` is about
+    // the tracker, though its words ("close", "issue") are the forge's tool's name.
+    let shown = Catalog::build(tools("The ticket key (e.g. 'PROJ-123')"), &CatalogOptions::default());
+    assert_eq!(owner(&shown, "close issue OPS-7"), "tracker");
+    // Without the example the form says nothing about the server.
+    let plain = Catalog::build(tools("The ticket key"), &CatalogOptions::default());
+    assert_eq!(owner(&plain, "close issue OPS-7"), "forge");
+}
+
+#[test]
 fn names_split_on_case_kebab_and_dots() {
     let catalog = small();
     assert_eq!(ids(&catalog.search("feature flag", 1)), ["openclaw:flags:getFeatureFlag"]);
