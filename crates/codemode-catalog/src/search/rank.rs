@@ -123,6 +123,32 @@ impl SearchIndex {
         asked
     }
 
+    /// A negated word is not a word of the ask. `not` / `without` / `never` before a word whose
+    /// un-form is indexed is that form (`not staged` -> `unstaged`, `not resolved` ->
+    /// `unresolve`); `without` before any other word drops it (`close a PR without merging`
+    /// asks for no merge). `not` before another word stays as written (`closed as not
+    /// planned` names a state). A query is never negated away.
+    fn negate(&self, tokens: &mut Vec<Token>) {
+        let mut i = 0;
+        while i + 1 < tokens.len() {
+            let negator = tokens[i].word.as_str();
+            if !matches!(negator, "not" | "without" | "never") {
+                i += 1;
+                continue;
+            }
+            let undone = format!("un{}", tokens[i + 1].word);
+            let term = stem(&undone);
+            if self.vocab.contains_key(&term) {
+                tokens[i + 1] = Token { word: undone, term };
+                tokens.remove(i);
+            } else if negator == "without" && tokens.len() > 2 {
+                tokens.drain(i..i + 2);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Documents, best first, exactly `min(limit, documents)` of them.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
         let limit = limit.min(self.docs());
@@ -142,6 +168,7 @@ impl SearchIndex {
             seen.push(t.term.clone());
             fresh
         });
+        self.negate(&mut query_tokens);
         query_tokens.truncate(MAX_QUERY_TERMS);
         if query_tokens.is_empty() {
             return (0..limit).map(|doc| Ranked { doc, score: 0.0, matched: String::new() }).collect();

@@ -418,6 +418,32 @@ fn a_written_form_names_the_server_whose_tools_show_it() {
 }
 
 #[test]
+fn a_negated_word_is_not_asked_for() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "vcs").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("merge_request", "Merge a pull request"),
+            tool("close_request", "Close a pull request"),
+            tool("diff_staged", "Show the staged changes"),
+            tool("diff_unstaged", "Show the changes in the working tree"),
+        ],
+        &CatalogOptions::default(),
+    );
+    let top = |query: &str| catalog.search(query, 1)[0].id.rsplit(':').next().unwrap_or_default().to_owned();
+    assert_eq!(top("pull request closing"), "close_request");
+    assert_eq!(top("pull request without closing"), "merge_request");
+    assert_eq!(top("close a pull request without merging"), "close_request");
+    // `not staged` is the indexed un-form.
+    assert_eq!(top("changes staged"), "diff_staged");
+    assert_eq!(top("changes not staged yet"), "diff_unstaged");
+    // A query is never negated away.
+    assert_eq!(catalog.search("without merging", 4).len(), 4);
+    assert_eq!(top("without merging"), "merge_request");
+}
+
+#[test]
 fn names_split_on_case_kebab_and_dots() {
     let catalog = small();
     assert_eq!(ids(&catalog.search("feature flag", 1)), ["openclaw:flags:getFeatureFlag"]);
