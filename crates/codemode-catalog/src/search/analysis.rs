@@ -428,11 +428,18 @@ pub(super) fn is_shape_term(term: &str) -> bool {
 /// and product names (`e.g.`, `Node.js`), not examples of a value.
 pub(super) fn shape_terms(text: &str) -> Vec<String> {
     let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(text, |_, _, shape| {
-        if !matches!(shape, "file" | "host") && !out.contains(&shape) {
-            out.push(shape);
-        }
-    });
+    // Every indexed form has one of these bytes (`-` of a key, `:` of a URL, `#`, `@`) or `www.`;
+    // only such chunks are looked at, the whole text through.
+    let candidate = |chunk: &&str| {
+        chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@')) || chunk.contains("www.")
+    };
+    for chunk in text.split_whitespace().filter(candidate) {
+        for_each_entity(chunk, |_, _, shape| {
+            if !matches!(shape, "file" | "host") && !out.contains(&shape) {
+                out.push(shape);
+            }
+        });
+    }
     out.into_iter().map(shape_term).collect()
 }
 
@@ -454,8 +461,8 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str, 
     let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
     for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
         let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
-        let lower = chunk.to_ascii_lowercase();
-        if lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("www.") {
+        let starts = |prefix: &str| chunk.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
+        if starts("http://") || starts("https://") || starts("www.") {
             push(chunk, "url", "url");
             continue;
         }
