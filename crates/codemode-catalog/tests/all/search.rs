@@ -667,10 +667,11 @@ fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.6% / 88.6%; held-out split 89.1% / 86.9% (the all-16 target is met, the
-/// one-catalog one is not); the fresh check set 84.6% / 83.2%. This test holds these levels so
-/// they cannot silently regress, and the engine must beat the word-overlap baseline (57.8% /
-/// 46.7%). On failure it prints misses of the tuning split only.
+/// Whole set 91.6% / 89.0%; held-out split 89.1% / 87.4% (the all-16 target is met, the
+/// one-catalog one is not); the first fresh set 84.6% / 83.2%; the second fresh set 78.8% /
+/// 65.7% (without its near copies of earlier intents 81.7% / 67.7%). This test holds these
+/// levels so they cannot silently regress, and the engine must beat the word-overlap baseline.
+/// On failure it prints misses of the tuning split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -686,7 +687,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.885,
+        all.all.top3_rate() >= 0.889,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -697,12 +698,11 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         all.all.top3,
         baseline.all.top3
     );
-    // The held-out split and the fresh check set (their misses are not printed: they are not
-    // looked at while tuning).
+    // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.891, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.868, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.874, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     let one = fresh_report(Setting::OneCatalog, Ranker::Engine);
     let all = fresh_report(Setting::All16, Ranker::Engine);
     let fresh_baseline = fresh_report(Setting::All16, Ranker::Overlap);
@@ -714,6 +714,21 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         all.all.top3,
         fresh_baseline.all.top3
     );
+    let one = fresh2_report(Setting::OneCatalog, Ranker::Engine);
+    let all = fresh2_report(Setting::All16, Ranker::Engine);
+    let fresh2_baseline = fresh2_report(Setting::All16, Ranker::Overlap);
+    assert!(one.all.top3_rate() >= 0.788, "fresh2 one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.656, "fresh2 all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(
+        all.all.top3 > fresh2_baseline.all.top3,
+        "fresh2: engine {} vs word overlap {}",
+        all.all.top3,
+        fresh2_baseline.all.top3
+    );
+    let one = fresh2_distinct_report(Setting::OneCatalog, Ranker::Engine);
+    let all = fresh2_distinct_report(Setting::All16, Ranker::Engine);
+    assert!(one.all.top3_rate() >= 0.817, "fresh2 distinct one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.677, "fresh2 distinct all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
