@@ -4,7 +4,8 @@
 //! to print the top 3 of every labelled query). Prints the intent set's tables
 //! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
 //! and all 16, beside the word-overlap baseline, for the tuning and the held-out split; the fresh
-//! check set `data/search-intents-fresh.json` in one line per setting), the older
+//! check sets `data/search-intents-fresh.json` and `data/search-intents-fresh2.json` in one line
+//! per setting), the older
 //! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
 //! first search (which builds the index), of one `search` call per intent, and of the quick index.
 

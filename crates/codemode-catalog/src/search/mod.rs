@@ -55,6 +55,17 @@
 //!   entry's best such term at weight 0.7, outside the coverage. The words of a named thing are
 //!   names, not words of the ask: `notes` of `notes.txt` or `general` of `#general` are not query
 //!   words (unless the query is nothing else).
+//! - **Written forms.** How a named thing is written (a key `OPS-7`, a number `#42`, a URL, a
+//!   `#channel`, an `@handle`) is also a term: the index build gives an entry the form's term
+//!   (`=key`, a term no word makes) for each form its description or parameter docs show an
+//!   example of (`e.g. 'PROJ-123'`), and the owner stage lets a query's form name the server that
+//!   holds at least half of that term's owner-document mass, as a word of its name would (below).
+//!   File and host names are not looked for in tool text: in prose they are mostly abbreviations
+//!   and product names (`e.g.`, `Node.js`).
+//! - **Negation.** `not`, `without` or `never` before a word whose un-form is indexed is that form
+//!   (`not staged` -> `unstaged`); `without` before any other word drops it ("close a PR without
+//!   merging" asks for no merge); `not` before another word stays ("closed as not planned" names
+//!   a state). A query is never negated away.
 //! - **Coverage.** The sum is scaled by `0.3 + 0.7 * c`, where `c` is the `idf`-weighted share of
 //!   the query's words the entry matched; an entry whose name (or id) equals the whole query goes
 //!   first.
@@ -72,7 +83,9 @@
 //!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
 //!   owner's relevance). A query word that names owners (a term of their `sourceName`: "on
 //!   github") and whose owner-document mass is at least half theirs (not `time` or `memory`, words
-//!   every server uses) sets their relevance to 1 and scales the others' by 0.2. The server the
+//!   every server uses) sets their relevance to 1 and scales the others' by 0.2; so does a written
+//!   form of the query for the server holding at least half of its mass (`OPS-7` where one
+//!   server's docs show `PROJ-123`). The server the
 //!   intent is about thus wins over incidental word matches in other servers. Owner postings are
 //!   precomputed at index build; a query costs one pass over at most one owner list per expansion.
 //! - **Name-family stage.** Within an owner, entries whose names share their first word that is
