@@ -273,18 +273,21 @@ fn build_mcp(catalog: &Catalog, servers: &[McpServer]) -> Option<McpApi> {
     if order.is_empty() {
         return None;
     }
-    let list: Vec<McpServer> = order
+    let by_name: HashMap<&str, &McpServer> = servers.iter().rev().map(|s| (s.name.as_str(), s)).collect();
+    let list: Vec<Arc<McpServer>> = order
         .iter()
         .map(|name| {
             let mut server = McpServer::new(name.clone(), tools.remove(name).unwrap_or_default());
-            if let Some(meta) = servers.iter().find(|s| &s.name == name) {
+            if let Some(meta) = by_name.get(name.as_str()) {
                 server.title = meta.title.clone();
                 server.instructions = meta.instructions.clone();
                 server.has_resources = meta.has_resources;
                 server.has_prompts = meta.has_prompts;
             }
-            server
+            Arc::new(server)
         })
         .collect();
-    Some(McpApi::build(&list, &McpApiOptions::default()))
+    // The tools' schemas are shared with the catalog's specs (`Arc`), and the servers move into
+    // the API: nothing here copies a schema.
+    Some(McpApi::build_shared(&list, &McpApiOptions::default()))
 }
