@@ -53,6 +53,7 @@ pub(crate) struct Exports {
     result_ptr: TypedFunc<(), u32>,
     result_len: TypedFunc<(), u32>,
     heap_used: TypedFunc<(), u64>,
+    define_texts: TypedFunc<(u32, u32), i32>,
 }
 
 impl Exports {
@@ -67,6 +68,7 @@ impl Exports {
         };
         let (f0, f1, f2, f3, f4, f5) = (next()?, next()?, next()?, next()?, next()?, next()?);
         let (f6, f7, f8, f9, f10, f11) = (next()?, next()?, next()?, next()?, next()?, next()?);
+        let f12 = next()?;
         Ok(Exports {
             alloc: f0.typed(&*store)?,
             dealloc: f1.typed(&*store)?,
@@ -80,6 +82,7 @@ impl Exports {
             result_ptr: f9.typed(&*store)?,
             result_len: f10.typed(&*store)?,
             heap_used: f11.typed(&*store)?,
+            define_texts: f12.typed(&*store)?,
         })
     }
 }
@@ -332,6 +335,33 @@ impl Vm {
     /// jobs are not run (the next `run_jobs` or `eval_cell` runs them).
     pub fn eval_script(&mut self, source: &str, deadline: Instant) -> Result<Step, SandboxError> {
         self.eval(false, source, "script.js", deadline)
+    }
+
+    /// Defines the guest global `__codemode_texts`, an array of `texts` (created directly, not
+    /// parsed from literals), for the script evaluated next to take (and delete). The buffer that
+    /// carried them is zeroed before it is freed, so pages that held only it read as untouched
+    /// again (a base image captured after does not keep a copy).
+    pub(crate) fn define_texts(&mut self, texts: &[&str], deadline: Instant) -> Result<(), SandboxError> {
+        let mut buf = Vec::with_capacity(texts.iter().map(|t| 4 + t.len()).sum());
+        for text in texts {
+            let len = u32::try_from(text.len()).map_err(|_| abi("a text larger than 4 GiB"))?;
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(text.as_bytes());
+        }
+        let mem = self.memory;
+        let code = self.guarded(deadline, |store, ex| {
+            let (ptr, len) = Self::write_parts(store, ex, mem, &[&buf])?;
+            let code = ex.define_texts.call(&mut *store, (ptr, len))?;
+            if let Some(used) = mem.data_mut(&mut *store).get_mut(ptr as usize..ptr as usize + len as usize) {
+                used.fill(0);
+            }
+            ex.dealloc.call(&mut *store, (ptr, len))?;
+            Ok(code)
+        })?;
+        match code {
+            0 => Ok(()),
+            other => Err(abi(&format!("defining the texts failed ({other})"))),
+        }
     }
 
     pub(crate) fn eval_script_named(

@@ -145,7 +145,10 @@ impl CodeModeBuilder {
         boot.convenience = catalog.convenience_names().to_vec();
         boot.mcp = mcp.as_ref().map(McpApi::guest_table);
         boot.max_result_chars = Some(config.max_output_bytes());
-        let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
+        // The files' contents travel as bulk text, not as string literals the guest would parse.
+        let (api_script, api_texts) =
+            boot.api_script_and_texts().map_err(|e| BuildError::BootContext(e.to_string()))?;
+        let api_texts: Vec<&str> = api_texts.iter().map(String::as_str).collect();
         let sandbox = if config.is_enabled() {
             match &self.sandbox_factory {
                 Some(factory) => factory(&config, PRELUDE),
@@ -153,7 +156,7 @@ impl CodeModeBuilder {
             }
             // The guest API of this catalog is built once, into this runtime's base image: a run
             // only adds its namespaces. (Booting it per run cost ~7 ms with 677 MCP tools.)
-            .and_then(|sandbox| sandbox.extend(&api_script, "codemode-boot.js"))
+            .and_then(|sandbox| sandbox.extend_with_texts(&api_script, &api_texts, "codemode-boot.js"))
             .map_err(|e| e.to_string())
         } else {
             Err("code mode is disabled".to_owned())
