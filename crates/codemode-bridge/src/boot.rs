@@ -139,7 +139,8 @@ impl BootContext {
     /// literals: evaluate the script with `Sandbox::extend_with_texts(script, &texts, ..)`, which
     /// hands the guest the texts as the array global `__codemode_texts`; the script takes it,
     /// deletes the global and boots exactly as [`BootContext::api_script`] does. Parsing megabytes
-    /// of literals was most of a 10,000-tool boot, and its garbage most of the base image.
+    /// of literals was most of a 10,000-tool boot's time, and its garbage a third of the base
+    /// image.
     pub fn api_script_and_texts(&self) -> Result<(String, Vec<String>), BridgeError> {
         let (literal, contents) = self.api_json_literal()?;
         let script = format!(
