@@ -16,6 +16,10 @@ use crate::scope::NamespaceTable;
 /// The guest global the prelude leaves for the boot script; it deletes itself on first call.
 pub(crate) const BOOT_FUNCTION: &str = "__codemode_boot";
 
+/// The guest global that holds the bulk texts of [`BootContext::api_script_and_texts`] until
+/// its script takes them (the sandbox's `extend_with_texts` defines it).
+pub(crate) const TEXTS_GLOBAL: &str = "__codemode_texts";
+
 /// The guest global a two-stage boot leaves for the run's namespaces (see
 /// [`BootContext::api_script`]); it deletes itself on first call.
 pub(crate) const NAMESPACES_FUNCTION: &str = "__codemode_namespaces";
@@ -119,6 +123,35 @@ impl BootContext {
     /// string of megabytes (10,000 MCP tools' declarations) would also leave its literal, its parse
     /// and a copy of every content behind in guest memory (a base image several times larger).
     pub fn api_script(&self) -> Result<String, BridgeError> {
+        let (literal, contents) = self.api_json_literal()?;
+        let mut script = format!("{BOOT_FUNCTION}({literal}, [");
+        for (i, content) in contents.into_iter().enumerate() {
+            if i > 0 {
+                script.push(',');
+            }
+            script.push_str(&Value::String(content).to_string());
+        }
+        script.push_str("]);");
+        Ok(script)
+    }
+
+    /// [`BootContext::api_script`] with the `API` files' contents as bulk text instead of string
+    /// literals: evaluate the script with `Sandbox::extend_with_texts(script, &texts, ..)`, which
+    /// hands the guest the texts as the array global `__codemode_texts`; the script takes it,
+    /// deletes the global and boots exactly as [`BootContext::api_script`] does. Parsing megabytes
+    /// of literals was most of a 10,000-tool boot's time, and its garbage a third of the base
+    /// image.
+    pub fn api_script_and_texts(&self) -> Result<(String, Vec<String>), BridgeError> {
+        let (literal, contents) = self.api_json_literal()?;
+        let script = format!(
+            "(function (texts) {{ delete globalThis.{TEXTS_GLOBAL}; {BOOT_FUNCTION}({literal}, texts); }})(globalThis.{TEXTS_GLOBAL});"
+        );
+        Ok((script, contents))
+    }
+
+    /// The first stage's boot JSON (no namespaces, no file contents) as a string literal, and the
+    /// files' contents in the order of its `files`.
+    fn api_json_literal(&self) -> Result<(String, Vec<String>), BridgeError> {
         let mut json = self.boot_json()?;
         let mut contents = Vec::new();
         if let Value::Object(map) = &mut json {
@@ -133,16 +166,7 @@ impl BootContext {
                 }
             }
         }
-        let literal = Value::String(json.to_string()).to_string();
-        let mut script = format!("{BOOT_FUNCTION}({literal}, [");
-        for (i, content) in contents.into_iter().enumerate() {
-            if i > 0 {
-                script.push(',');
-            }
-            script.push_str(&Value::String(content).to_string());
-        }
-        script.push_str("]);");
-        Ok(script)
+        Ok((Value::String(json.to_string()).to_string(), contents))
     }
 
     /// Second stage of a two-stage boot: the run's namespaces (possibly none).

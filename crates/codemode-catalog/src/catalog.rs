@@ -342,8 +342,8 @@ impl Catalog {
         let spec = &self.specs[self.by_id[&entry.id]];
         Ok(ToolCatalogEntryWithSchema::new(
             entry.clone(),
-            spec.parameters.clone(),
-            spec.output_schema.clone(),
+            Value::clone(&spec.parameters),
+            spec.output_schema.as_deref().cloned(),
         ))
     }
 
@@ -423,7 +423,7 @@ impl Catalog {
             .iter()
             .zip(&self.specs)
             .filter(|(e, _)| e.source == ToolSource::Openclaw)
-            .map(|(e, spec)| (e, &spec.parameters))
+            .map(|(e, spec)| (e, &*spec.parameters))
             .collect();
         render_quick_index(&entries, options)
     }

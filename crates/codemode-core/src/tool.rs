@@ -1,6 +1,8 @@
 //! Tool descriptors: what the host hands over ([`ToolSpec`]) and what the guest sees
 //! ([`ToolCatalogEntry`], [`ToolCatalogEntryWithSchema`]).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -141,12 +143,13 @@ pub struct ToolSpec {
     /// The tool's description (never shown in the model-visible surface).
     #[serde(default)]
     pub description: String,
-    /// JSON Schema of the input.
+    /// JSON Schema of the input. Shared, not copied, by the catalog, the MCP API and the runtime
+    /// that hold this tool.
     #[serde(default = "empty_object_schema")]
-    pub parameters: Value,
-    /// JSON Schema of the structured `details` value, when declared.
+    pub parameters: Arc<Value>,
+    /// JSON Schema of the structured `details` value, when declared (shared like `parameters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// Where the tool comes from.
     pub origin: ToolOrigin,
     /// `core`, the plugin id, the MCP server name, or the client app id.
@@ -163,8 +166,8 @@ fn is_default(a: &ToolAnnotations) -> bool {
     *a == ToolAnnotations::default()
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({ "type": "object" })
+fn empty_object_schema() -> Arc<Value> {
+    Arc::new(serde_json::json!({ "type": "object" }))
 }
 
 impl ToolSpec {
@@ -200,15 +203,15 @@ impl ToolSpec {
         self
     }
 
-    /// Sets the input schema.
-    pub fn parameters(mut self, schema: Value) -> ToolSpec {
-        self.parameters = schema;
+    /// Sets the input schema (a [`Value`], or an [`Arc`] of one to share it).
+    pub fn parameters(mut self, schema: impl Into<Arc<Value>>) -> ToolSpec {
+        self.parameters = schema.into();
         self
     }
 
-    /// Sets the output schema.
-    pub fn output_schema(mut self, schema: Value) -> ToolSpec {
-        self.output_schema = Some(schema);
+    /// Sets the output schema (a [`Value`], or an [`Arc`] of one to share it).
+    pub fn output_schema(mut self, schema: impl Into<Arc<Value>>) -> ToolSpec {
+        self.output_schema = Some(schema.into());
         self
     }
 

@@ -436,8 +436,8 @@ impl McpApi {
         header.tool_name = Some(tool_name.to_owned());
         header.id = Some(format!("mcp:{}:{tool_name}", entry.server.name));
         if options.schema {
-            header.input_schema = mcp_tool.map(|t| t.input_schema.clone());
-            header.output_schema = mcp_tool.and_then(|t| t.output_schema.clone());
+            header.input_schema = mcp_tool.map(|t| Value::clone(&t.input_schema));
+            header.output_schema = mcp_tool.and_then(|t| t.output_schema.as_deref().cloned());
             header.title = mcp_tool.and_then(|t| t.title.clone());
             header.description = mcp_tool.and_then(|t| t.description.clone());
             header.annotations = mcp_tool.and_then(|t| t.annotations.clone());

@@ -1,5 +1,7 @@
 //! MCP metadata as servers report it (`tools/list` entries), the input of everything else here.
 
+use std::sync::Arc;
+
 use codemode_core::{ToolAnnotations, ToolOrigin, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,19 +46,21 @@ pub struct McpTool {
     /// The description (untrusted; shown only inside declaration comments, neutralized).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// JSON Schema of the input (default `{ "type": "object" }`).
+    /// JSON Schema of the input (default `{ "type": "object" }`). Shared with the tool's
+    /// [`ToolSpec`] (see [`McpTool::to_tool_spec`]), not copied.
     #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
-    /// JSON Schema of `structuredContent`, when declared (an untrusted claim).
+    pub input_schema: Arc<Value>,
+    /// JSON Schema of `structuredContent`, when declared (an untrusted claim; shared like
+    /// `input_schema`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// MCP annotations (`readOnlyHint`, ...), untrusted hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({ "type": "object" })
+fn empty_object_schema() -> Arc<Value> {
+    Arc::new(serde_json::json!({ "type": "object" }))
 }
 
 impl McpServer {
@@ -129,8 +133,8 @@ impl McpTool {
             name: text("name")?,
             title: text("title"),
             description: text("description"),
-            input_schema: map.get("inputSchema").cloned().unwrap_or_else(empty_object_schema),
-            output_schema: map.get("outputSchema").filter(|v| !v.is_null()).cloned(),
+            input_schema: map.get("inputSchema").cloned().map_or_else(empty_object_schema, Arc::new),
+            output_schema: map.get("outputSchema").filter(|v| !v.is_null()).cloned().map(Arc::new),
             annotations: map.get("annotations").filter(|v| v.is_object()).cloned(),
         })
     }
@@ -147,15 +151,15 @@ impl McpTool {
         self
     }
 
-    /// Sets the input schema.
-    pub fn with_input_schema(mut self, schema: Value) -> McpTool {
-        self.input_schema = schema;
+    /// Sets the input schema (a [`Value`], or an [`Arc`] of one to share it).
+    pub fn with_input_schema(mut self, schema: impl Into<Arc<Value>>) -> McpTool {
+        self.input_schema = schema.into();
         self
     }
 
-    /// Sets the output schema.
-    pub fn with_output_schema(mut self, schema: Value) -> McpTool {
-        self.output_schema = Some(schema);
+    /// Sets the output schema (a [`Value`], or an [`Arc`] of one to share it).
+    pub fn with_output_schema(mut self, schema: impl Into<Arc<Value>>) -> McpTool {
+        self.output_schema = Some(schema.into());
         self
     }
 

@@ -226,6 +226,8 @@ fn property_declaration(
     if !summary.is_empty() {
         doc.push(summary.to_owned());
     }
+    // Bytes of `doc` so far (kept, not summed per property).
+    let mut doc_len = summary.len();
     let mut body = String::new();
     let mut any_required = false;
     let mut left_out = false;
@@ -253,9 +255,10 @@ fn property_declaration(
                 param.push_str(&description);
             }
         }
+        doc_len += param.len();
         doc.push(param);
         // Early exit: this attempt already cannot fit.
-        if body.len() + doc.iter().map(String::len).sum::<usize>() > max_bytes {
+        if body.len() + doc_len > max_bytes {
             return None;
         }
     }

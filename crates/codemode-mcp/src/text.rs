@@ -12,6 +12,10 @@
 
 /// Whether `c` is a control, invisible or direction-changing character.
 pub(crate) fn is_invisible(c: char) -> bool {
+    // Fast path: printable ASCII (almost every character of a real description).
+    if (' '..='~').contains(&c) {
+        return false;
+    }
     matches!(c,
         '\u{00}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{ad}' | '\u{061c}' | '\u{180e}'
         | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}'
@@ -75,8 +79,14 @@ pub(crate) fn first_sentence(text: &str, max_chars: usize) -> String {
 /// megabytes long) and stops as soon as the budget is exceeded.
 pub(crate) fn comment_text(text: &str, max_chars: usize) -> String {
     let scan_limit = max_chars.saturating_mul(8).saturating_add(64);
-    let mut out =
-        Writer { out: String::new(), chars: 0, limit: max_chars.saturating_add(1), pending_space: false };
+    let capacity = text.len().min(max_chars.saturating_add(2).saturating_mul(2));
+    let mut out = Writer {
+        out: String::with_capacity(capacity),
+        chars: 0,
+        limit: max_chars.saturating_add(1),
+        pending_space: false,
+        last: None,
+    };
     let mut at_line_start = true;
     let mut backticks = 0usize;
     for c in text.chars().take(scan_limit) {
@@ -124,6 +134,8 @@ struct Writer {
     chars: usize,
     limit: usize,
     pending_space: bool,
+    /// The last character written (`out`'s last), kept so `push` need not decode it again.
+    last: Option<char>,
 }
 
 impl Writer {
@@ -148,8 +160,7 @@ impl Writer {
         if std::mem::take(&mut self.pending_space) {
             self.raw(' ');
         }
-        let last = self.out.chars().next_back();
-        match (last, c) {
+        match (self.last, c) {
             (_, '@') | (Some('*'), '/') | (Some('/'), '*') => self.raw('\\'),
             _ => {}
         }
@@ -159,6 +170,7 @@ impl Writer {
     fn raw(&mut self, c: char) {
         self.out.push(c);
         self.chars += 1;
+        self.last = Some(c);
     }
 }
 

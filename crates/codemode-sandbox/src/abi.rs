@@ -128,7 +128,7 @@ pub const PENDING_WITHOUT_HOST_WORK: &str = "the run is pending without host wor
 /// names.
 pub(crate) struct ExportIndices {
     pub(crate) memory: ModuleExport,
-    pub(crate) funcs: [ModuleExport; 12],
+    pub(crate) funcs: [ModuleExport; 13],
 }
 
 impl ExportIndices {

@@ -22,7 +22,7 @@ pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
 
 /// The guest functions the host calls, in the order the host resolves them (besides `memory`);
 /// `cargo xtask guest` refuses a built module that lacks one.
-pub const GUEST_EXPORTS: [&str; 12] = [
+pub const GUEST_EXPORTS: [&str; 13] = [
     "cm_alloc",
     "cm_dealloc",
     "cm_init",
@@ -35,6 +35,7 @@ pub const GUEST_EXPORTS: [&str; 12] = [
     "cm_result_ptr",
     "cm_result_len",
     "cm_heap_used",
+    "cm_define_texts",
 ];
 
 /// Status codes returned by `cm_eval_cell`, `cm_eval_script` and `cm_run_jobs`.

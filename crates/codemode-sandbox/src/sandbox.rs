@@ -72,9 +72,25 @@ impl Sandbox {
     /// one drawn from the OS), so the same sandbox extended with the same script has the same
     /// [`Sandbox::identity`] in every process; each VM started from it is seeded as usual.
     pub fn extend(&self, script: &str, name: &str) -> Result<Sandbox, SandboxError> {
+        self.extend_with_texts(script, &[], name)
+    }
+
+    /// [`Sandbox::extend`] with bulk text: before `script` runs, the guest global
+    /// `__codemode_texts` holds `texts` as an array of strings (made directly from the UTF-8, much
+    /// cheaper than parsing megabytes of string literals); the script takes them and deletes the
+    /// global. With no texts the global is not defined (exactly [`Sandbox::extend`]).
+    pub fn extend_with_texts(
+        &self,
+        script: &str,
+        texts: &[&str],
+        name: &str,
+    ) -> Result<Sandbox, SandboxError> {
         let mut vm = self.start_unseeded()?;
         let live_clock = setup_clock(&mut vm);
         let deadline = Instant::now() + SETUP_DEADLINE;
+        if !texts.is_empty() {
+            vm.define_texts(texts, deadline)?;
+        }
         match vm.eval_script_named(script, name, deadline)? {
             Step::Failed(error) => return Err(SandboxError::Prelude { error }),
             Step::Completed { .. } | Step::Pending { .. } => {}

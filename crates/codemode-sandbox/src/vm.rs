@@ -53,6 +53,7 @@ pub(crate) struct Exports {
     result_ptr: TypedFunc<(), u32>,
     result_len: TypedFunc<(), u32>,
     heap_used: TypedFunc<(), u64>,
+    define_texts: TypedFunc<(u32, u32), i32>,
 }
 
 impl Exports {
@@ -67,6 +68,7 @@ impl Exports {
         };
         let (f0, f1, f2, f3, f4, f5) = (next()?, next()?, next()?, next()?, next()?, next()?);
         let (f6, f7, f8, f9, f10, f11) = (next()?, next()?, next()?, next()?, next()?, next()?);
+        let f12 = next()?;
         Ok(Exports {
             alloc: f0.typed(&*store)?,
             dealloc: f1.typed(&*store)?,
@@ -80,6 +82,7 @@ impl Exports {
             result_ptr: f9.typed(&*store)?,
             result_len: f10.typed(&*store)?,
             heap_used: f11.typed(&*store)?,
+            define_texts: f12.typed(&*store)?,
         })
     }
 }
@@ -126,7 +129,20 @@ struct Tracking {
     len: usize,
     /// Pages that already differed from the base image when armed (a restored snapshot's).
     differed: Vec<u32>,
+    /// Pages the last recycle restored (ascending): the run before this one wrote them.
+    last_run: Vec<u32>,
+    /// Recycles since every page was last write-protected (see [`HOT_RELEARN_RECYCLES`]).
+    recycles: u32,
 }
+
+/// Most pages a recycle leaves unprotected ("hot": written by the last two runs, so most likely
+/// by the next one too). A hot page costs a 4 KiB copy at every recycle, off the run's path,
+/// instead of a write-protect fault inside the next run; 256 pages are 1 MiB of copying.
+const MAX_HOT_PAGES: usize = 256;
+
+/// Every this many recycles, every page is write-protected again, so pages that stopped being
+/// written leave the hot set.
+const HOT_RELEARN_RECYCLES: u32 = 64;
 
 impl Drop for Vm {
     fn drop(&mut self) {
@@ -321,6 +337,33 @@ impl Vm {
         self.eval(false, source, "script.js", deadline)
     }
 
+    /// Defines the guest global `__codemode_texts`, an array of `texts` (created directly, not
+    /// parsed from literals), for the script evaluated next to take (and delete). The buffer that
+    /// carried them is zeroed before it is freed, so pages that held only it read as untouched
+    /// again (a base image captured after does not keep a copy).
+    pub(crate) fn define_texts(&mut self, texts: &[&str], deadline: Instant) -> Result<(), SandboxError> {
+        let mut buf = Vec::with_capacity(texts.iter().map(|t| 4 + t.len()).sum());
+        for text in texts {
+            let len = u32::try_from(text.len()).map_err(|_| abi("a text larger than 4 GiB"))?;
+            buf.extend_from_slice(&len.to_le_bytes());
+            buf.extend_from_slice(text.as_bytes());
+        }
+        let mem = self.memory;
+        let code = self.guarded(deadline, |store, ex| {
+            let (ptr, len) = Self::write_parts(store, ex, mem, &[&buf])?;
+            let code = ex.define_texts.call(&mut *store, (ptr, len))?;
+            if let Some(used) = mem.data_mut(&mut *store).get_mut(ptr as usize..ptr as usize + len as usize) {
+                used.fill(0);
+            }
+            ex.dealloc.call(&mut *store, (ptr, len))?;
+            Ok(code)
+        })?;
+        match code {
+            0 => Ok(()),
+            other => Err(abi(&format!("defining the texts failed ({other})"))),
+        }
+    }
+
     pub(crate) fn eval_script_named(
         &mut self,
         source: &str,
@@ -444,6 +487,12 @@ impl Vm {
         self.memory.data_size(&self.store)
     }
 
+    /// The guest's linear memory as it is now (read-only): what tests compare byte for byte,
+    /// independently of the write tracking that snapshots and recycling rely on.
+    pub fn linear_memory(&self) -> &[u8] {
+        self.memory.data(&self.store)
+    }
+
     /// Bytes QuickJS's allocator has in use (what the memory limit applies to).
     pub fn heap_bytes(&mut self) -> Result<u64, SandboxError> {
         self.guarded(Instant::now() + std::time::Duration::from_secs(1), |store, ex| {
@@ -500,8 +549,14 @@ impl Vm {
         self.tracking = None;
         let len = self.memory.data_size(&self.store);
         let ptr = self.memory.data_ptr(&self.store);
-        self.tracking =
-            Tracker::arm(ptr, len).map(|tracker| Tracking { tracker, ptr: ptr as usize, len, differed });
+        self.tracking = Tracker::arm(ptr, len).map(|tracker| Tracking {
+            tracker,
+            ptr: ptr as usize,
+            len,
+            differed,
+            last_run: Vec::new(),
+            recycles: 0,
+        });
     }
 
     /// Ascending pages that may differ from the base image (`None`: any page may).
@@ -548,12 +603,33 @@ impl Vm {
             let Some(dst) = mem.get_mut(off..off + PAGE) else { return false };
             dst.copy_from_slice(base.page(pristine, p as usize));
         }
-        // Track those pages anew (the others are still protected: never written since armed).
+        // Track those pages anew (the others are still protected: never written since armed),
+        // except the hot ones: pages the last two runs both wrote stay writable, so the next run
+        // takes no write-protect fault on them. A page left writable reads as written in every
+        // scan, so each recycle (and snapshot) still sees it as a candidate and restores it:
+        // nothing the next run writes there can survive.
         let Some(tracking) = self.tracking.as_mut() else { return false };
-        if !tracking.tracker.protect(&pages) {
+        tracking.recycles += 1;
+        let relearn = tracking.recycles >= HOT_RELEARN_RECYCLES;
+        if relearn {
+            tracking.recycles = 0;
+        }
+        let last_run = std::mem::take(&mut tracking.last_run);
+        let mut hot = 0usize;
+        let protect: Vec<u32> = pages
+            .iter()
+            .copied()
+            .filter(|p| {
+                let keep = !relearn && hot < MAX_HOT_PAGES && last_run.binary_search(p).is_ok();
+                hot += usize::from(keep);
+                !keep
+            })
+            .collect();
+        if !tracking.tracker.protect(&protect) {
             self.tracking = None;
             return false;
         }
+        tracking.last_run = pages;
         tracking.differed.clear();
         // A new host state: no policy, ledger, output, clock or interrupt flag of the last run (an
         // interrupt handle given out for it no longer reaches this VM).

@@ -1,7 +1,7 @@
 //! Costs as the catalog grows: synthetic catalogs of 100, 1,000 and 10,000 MCP tools built from the
 //! 16 public catalogs' shapes (`support/synthetic.rs`), beside a 1-tool runtime. Per size:
 //! `CodeMode` build time, a trivial exec (paced 2 ms apart, like model turns) and its ratio to the
-//! 1-tool case, `API.search`'s host-side ranking (`Catalog::search_mcp`, limit 8) per query of
+//! 1-tool case (measured in alternating blocks beside it, so both see the same machine), `API.search`'s host-side ranking (`Catalog::search_mcp`, limit 8) per query of
 //! `data/search-intents.json`, and the first search (which builds the index), the resident memory
 //! a built `CodeMode` adds, and the model-visible sizes (surface, quick index, `.d.ts` files). It also
 //! prints how much of a build is `Catalog::build` and `McpApi::build` (the rest is the guest API's
@@ -90,21 +90,49 @@ fn queries() -> Vec<String> {
 
 const EXECS: usize = 200;
 
-/// Median of `EXECS` trivial execs paced 2 ms apart (after 10 warm-up runs).
-fn trivial_exec(runtime: &tokio::runtime::Runtime, cm: &CodeMode) -> Duration {
+/// `count` trivial execs paced 2 ms apart (after `warm_up` more that are not kept).
+fn trivial_samples(
+    runtime: &tokio::runtime::Runtime,
+    cm: &CodeMode,
+    warm_up: usize,
+    count: usize,
+) -> Vec<Duration> {
     let scope = RunScope::new("bench", "bench");
-    let mut samples = Vec::with_capacity(EXECS);
-    for i in 0..EXECS + 10 {
+    let mut samples = Vec::with_capacity(count);
+    for i in 0..warm_up + count {
         std::thread::sleep(Duration::from_millis(2));
         let started = Instant::now();
         let r = runtime.block_on(cm.exec(&scope, ExecInput::code("return 1 + 1;")));
         let took = started.elapsed();
         assert_eq!(r.status(), "completed", "{:?}", r.to_json());
-        if i >= 10 {
+        if i >= warm_up {
             samples.push(took);
         }
     }
-    median(samples)
+    samples
+}
+
+/// Median of `EXECS` trivial execs paced 2 ms apart (after 10 warm-up runs).
+fn trivial_exec(runtime: &tokio::runtime::Runtime, cm: &CodeMode) -> Duration {
+    median(trivial_samples(runtime, cm, 10, EXECS))
+}
+
+/// Blocks of trivial execs on the 1-tool runtime and on `cm`, alternating (4 blocks of
+/// `EXECS / 4` each, after 10 warm-up runs each): the medians of both, measured under the same
+/// conditions, for the "vs 1 tool" ratio.
+fn paired_trivial_exec(
+    runtime: &tokio::runtime::Runtime,
+    one: &CodeMode,
+    cm: &CodeMode,
+) -> (Duration, Duration) {
+    trivial_samples(runtime, one, 10, 0);
+    trivial_samples(runtime, cm, 10, 0);
+    let (mut a, mut b) = (Vec::with_capacity(EXECS), Vec::with_capacity(EXECS));
+    for _ in 0..4 {
+        a.extend(trivial_samples(runtime, one, 0, EXECS / 4));
+        b.extend(trivial_samples(runtime, cm, 0, EXECS / 4));
+    }
+    (median(a), median(b))
 }
 
 fn main() {
@@ -120,7 +148,6 @@ fn main() {
     let one = one_tool();
     let baseline = trivial_exec(&runtime, &one);
     let one_base_kib = one.base_image_bytes() / 1024;
-    drop(one);
     println!("1 tool: trivial exec median {:.1} µs, base image {one_base_kib} KiB", micros(baseline));
     let mut table = tables::Table::new(
         "scale",
@@ -191,7 +218,12 @@ fn main() {
         let per = rss_bytes().saturating_sub(before) as f64 / 3.0 / (1 << 20) as f64;
         drop(held);
         let cm = build(specs.clone(), servers.clone());
-        let exec = trivial_exec(&runtime, &cm);
+        let (one_beside, exec) = paired_trivial_exec(&runtime, &one, &cm);
+        println!(
+            "{n} tools: trivial exec median {:.1} µs, the 1-tool runtime in alternating blocks beside it {:.1} µs",
+            micros(exec),
+            micros(one_beside)
+        );
         let without = {
             let cm = build_without_recycling(specs.clone(), servers.clone());
             trivial_exec(&runtime, &cm)
@@ -216,7 +248,7 @@ fn main() {
             name.clone(),
             format!("{:.1}", median(builds).as_secs_f64() * 1e3),
             format!("{:.1}", micros(exec)),
-            format!("{:.2}x", micros(exec) / micros(baseline)),
+            format!("{:.2}x", micros(exec) / micros(one_beside)),
             format!("{:.1}", micros(without)),
             (cm.base_image_bytes() / 1024).to_string(),
             format!("{:.1}", micros(median(searches))),

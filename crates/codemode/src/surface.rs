@@ -33,7 +33,7 @@ impl ToolDefinition {
         ToolDefinition {
             name: spec.name.clone(),
             description: spec.description.clone(),
-            input_schema: spec.parameters.clone(),
+            input_schema: Value::clone(&spec.parameters),
         }
     }
 }

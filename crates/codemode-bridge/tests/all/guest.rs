@@ -749,6 +749,43 @@ fn two_stage_boot_matches_one_stage() {
     assert!(matches!(vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap(), Step::Failed(_)));
 }
 
+/// The API files' contents as bulk text (`api_script_and_texts` + `Sandbox::extend_with_texts`)
+/// boot exactly the API the string-literal form boots: the same globals (no `__codemode_texts`
+/// left behind), files, sizes and contents, non-ASCII included.
+#[test]
+fn bulk_text_boot_matches_the_literal_boot() {
+    let probe = r#"
+        const names = Object.getOwnPropertyNames(globalThis).filter((n) => /^(ALL_TOOLS|tools|MCP|API|text|json|console|yield_control|__codemode_.*)$/.test(n));
+        const files = await API.list();
+        const contents = [];
+        for (const f of files) contents.push(await API.read(f.path));
+        return { names: names.sort(), files, contents, mcp: Object.keys(MCP), texts: typeof __codemode_texts };
+    "#;
+    let mut ctx = sample_context();
+    let mut mcp = ctx.mcp.clone().unwrap_or_default();
+    mcp.add_file("mcp/extra.d.ts", "/* é, 💡, \u{2028} and \"quotes\" */\n".repeat(50));
+    mcp.add_file("mcp/empty.d.ts", "");
+    ctx.mcp = Some(mcp);
+    let boot_with = |sb: Sandbox| {
+        let ledger = Ledger::new(BudgetLimits::default(), 65_536);
+        let mut vm = sb.start().unwrap();
+        vm.set_policy(RunLedger::policy(&ledger.0));
+        vm.eval_script(&ctx.namespaces_script(), deadline()).unwrap();
+        let step = vm.eval_cell(probe, "user.js", deadline()).unwrap();
+        drive(&mut vm, step, &ledger, &mut echo_host).result.expect("boot")
+    };
+    let literal = boot_with(sandbox().extend(&ctx.api_script().unwrap(), "boot.js").unwrap());
+    let (script, texts) = ctx.api_script_and_texts().unwrap();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    assert_eq!(texts.len(), ctx.mcp.as_ref().unwrap().files().len());
+    let bulk = boot_with(sandbox().extend_with_texts(&script, &texts, "boot.js").unwrap());
+    assert_eq!(literal, bulk);
+    assert_eq!(bulk["texts"], "undefined");
+    let contents = bulk["contents"].as_array().unwrap();
+    assert!(contents.iter().any(|c| c.as_str().unwrap().contains("💡")), "{contents:?}");
+    assert!(contents.iter().any(|c| c == ""), "{contents:?}");
+}
+
 fn aliased_context() -> BootContext {
     let mut ctx = BootContext::new();
     let mut mcp = McpGuestTable::default();

@@ -168,8 +168,8 @@ fn headers_for_the_server_and_one_tool() {
     insta::assert_json_snapshot!("api_tool_header", by_ident.to_json());
 
     let with_schema = api.header("github", Some("createIssue"), &HeaderOptions::with_schema()).unwrap();
-    assert_eq!(with_schema.input_schema.as_ref(), Some(&github().tools[0].input_schema));
-    assert_eq!(with_schema.output_schema.as_ref(), github().tools[0].output_schema.as_ref());
+    assert_eq!(with_schema.input_schema.as_ref(), Some(&*github().tools[0].input_schema));
+    assert_eq!(with_schema.output_schema.as_ref(), github().tools[0].output_schema.as_deref());
     assert_eq!(with_schema.description, github().tools[0].description);
     let no_output = api.header("github", Some("listRepos"), &HeaderOptions::with_schema()).unwrap();
     assert!(no_output.to_json().get("outputSchema").is_none());

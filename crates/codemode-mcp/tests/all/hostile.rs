@@ -203,7 +203,7 @@ fn deserializes_the_mcp_wire_shape() {
     }))
     .unwrap();
     assert!(server.has_resources && !server.has_prompts);
-    assert_eq!(server.tools[0].output_schema, Some(json!({ "type": "object" })));
+    assert_eq!(server.tools[0].output_schema.as_deref(), Some(&json!({ "type": "object" })));
     let tool: McpTool = serde_json::from_value(json!({ "name": "t" })).unwrap();
-    assert_eq!(tool.input_schema, json!({ "type": "object" }));
+    assert_eq!(*tool.input_schema, json!({ "type": "object" }));
 }

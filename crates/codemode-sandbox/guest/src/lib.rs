@@ -350,6 +350,51 @@ unsafe fn read_str<'a>(ptr: *const u8, len: usize) -> Option<&'a str> {
     std::str::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len) }).ok() // SAFETY: the caller's contract.
 }
 
+/// Define the global `__codemode_texts` (writable, configurable, not enumerable): an array of the
+/// strings in the buffer, each a u32-LE byte length followed by that many bytes of UTF-8. Bulk
+/// text for the script evaluated next (which takes and deletes the global), created directly
+/// instead of parsed from string literals. Returns 0, -2 for a malformed buffer, -3 for an
+/// engine failure (e.g. the memory limit).
+///
+/// # Safety
+/// `ptr`/`len` must describe readable guest memory.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cm_define_texts(ptr: *const u8, len: usize) -> i32 {
+    let bytes: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(ptr, len) } }; // SAFETY: the host passes a buffer it wrote into guest memory.
+    let mut texts = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let Some((head, tail)) = rest.split_at_checked(4) else { return -2 };
+        let n = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let Some((text, tail)) = tail.split_at_checked(n) else { return -2 };
+        let Ok(text) = std::str::from_utf8(text) else { return -2 };
+        texts.push(text);
+        rest = tail;
+    }
+    let r = with_engine(|eng| {
+        eng.ctx.with(|ctx| {
+            let filled = (|| -> rquickjs::Result<rquickjs::Array<'_>> {
+                let array = rquickjs::Array::new(ctx.clone())?;
+                for (i, text) in texts.iter().enumerate() {
+                    array.set(i, rquickjs::String::from_str(ctx.clone(), text)?)?;
+                }
+                Ok(array)
+            })();
+            match filled {
+                Ok(array) => {
+                    define(&ctx, &ctx.globals(), "__codemode_texts", array.into_value());
+                    0
+                }
+                Err(_) => {
+                    let _ = ctx.catch();
+                    -3
+                }
+            }
+        })
+    });
+    r.unwrap_or(-3)
+}
+
 /// Evaluate a classic global script. Returns COMPLETED(_UNDEFINED) with the completion value
 /// as JSON, or FAILED with an error record.
 ///

@@ -335,6 +335,47 @@ fn unusable_module_cache_directory_only_costs_the_compile() {
     let _ = std::fs::remove_file(&file);
 }
 
+/// `Sandbox::extend_with_texts`: the script finds the texts as the array `__codemode_texts`
+/// (UTF-8 of any kind, empty ones, large ones, exactly in order), takes them and deletes the global;
+/// with no texts the global is never defined. The buffer that carried them leaves no copy in the
+/// base image.
+#[test]
+fn extend_with_texts_hands_the_script_its_texts() {
+    let _g = serial();
+    let base = crate::sandbox();
+    let big = "declare namespace MCP.x {}\n".repeat(40_000);
+    let texts = ["plain", "", "é 💡 \u{2028} \"q\" \\ \u{0}", big.as_str()];
+    let script = "const d = Object.getOwnPropertyDescriptor(globalThis, '__codemode_texts'); \
+        globalThis.got = [__codemode_texts.slice(), [d.writable, d.enumerable, d.configurable]]; \
+        delete globalThis.__codemode_texts;";
+    let extended = base.extend_with_texts(script, &texts, "boot.js").unwrap();
+    let mut vm = extended.start().unwrap();
+    let step = vm
+        .eval_cell(
+            r#"return [got[0].length, got[0][0], got[0][1], got[0][2] === "é 💡 \u2028 \"q\" \\ \u0000",
+              got[0][3].length, got[0][3] === "declare namespace MCP.x {}\n".repeat(40000), got[1], typeof __codemode_texts]"#,
+            "user.js",
+            soon(),
+        )
+        .unwrap();
+    let expected = format!(r#"[4,"plain","",true,{},true,[true,false,true],"undefined"]"#, big.len());
+    assert_eq!(step, completed(&expected));
+    // The 1 MiB of text is in the base image once (its UTF-8 buffer was zeroed before it was
+    // freed), where a string literal leaves its source and its parse behind as well.
+    let literal = format!("globalThis.got = [\"{}\"];", big.replace('\n', "\\n"));
+    let literal = base.extend(&literal, "boot.js").unwrap();
+    assert!(
+        extended.base_image_bytes() < literal.base_image_bytes(),
+        "bulk {} KiB, literal {} KiB",
+        extended.base_image_bytes() >> 10,
+        literal.base_image_bytes() >> 10
+    );
+    // No texts: no global.
+    let plain = base.extend_with_texts("globalThis.seen = typeof __codemode_texts;", &[], "boot.js").unwrap();
+    let mut vm = plain.start().unwrap();
+    assert_eq!(vm.eval_cell("return seen", "user.js", soon()).unwrap(), completed("\"undefined\""));
+}
+
 /// `Sandbox::extend`: the script runs once; every VM of the new sandbox starts with its effects,
 /// the original is untouched, and snapshots stay with the sandbox that made them.
 #[test]

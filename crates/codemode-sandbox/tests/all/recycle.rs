@@ -107,6 +107,35 @@ fn a_recycled_vm_is_byte_identical_to_a_fresh_one() {
     assert_eq!(recycled, 3 * PROGRAMS.len());
 }
 
+/// Pages the last two runs both wrote stay writable after a recycle (no write-protect fault in
+/// the next run); the next recycle must still reset them. Checked on the raw memory, not through
+/// a snapshot (which sees pages through the same tracking), across the periodic re-protection of
+/// every page.
+#[test]
+fn pages_left_writable_by_a_recycle_are_still_reset() {
+    let _g = serial();
+    let sb = big();
+    let fresh = sb.start().expect("start");
+    let mut vm = sb.start().expect("start");
+    for i in 0..80 {
+        // The same pages every run (so they turn hot), each time with other contents.
+        let code = format!(
+            "globalThis.leak = 'secret-{i}'; api[{}].d = 'run {i}'; const a = []; for (let j = 0; j < {}; j++) a.push({{ j }}); return a.length;",
+            i % 3,
+            200 + (i % 5) * 20,
+        );
+        assert_eq!(run_on(&mut vm, &code), completed(&(200 + (i % 5) * 20).to_string()), "run {i}");
+        vm = match sb.recycle(vm) {
+            Some(vm) => vm,
+            None if !tracking_expected() => sb.start().expect("start"),
+            None => panic!("run {i}: not recycled"),
+        };
+        assert!(vm.linear_memory() == fresh.linear_memory(), "run {i}: the recycled VM's memory differs");
+    }
+    let step = run_on(&mut vm, "return [typeof leak, api[0].d.length, api[1].d.length, api[2].d.length];");
+    assert_eq!(step, completed("[\"undefined\",4006,4007,4008]"));
+}
+
 #[test]
 fn recycled_vms_draw_fresh_random_seeds() {
     let _g = serial();

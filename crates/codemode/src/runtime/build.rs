@@ -146,7 +146,10 @@ impl CodeModeBuilder {
         boot.convenience = catalog.convenience_names().to_vec();
         boot.mcp = mcp.as_ref().map(McpApi::guest_table);
         boot.max_result_chars = Some(config.max_output_bytes());
-        let api_script = boot.api_script().map_err(|e| BuildError::BootContext(e.to_string()))?;
+        // The files' contents travel as bulk text, not as string literals the guest would parse.
+        let (api_script, api_texts) =
+            boot.api_script_and_texts().map_err(|e| BuildError::BootContext(e.to_string()))?;
+        let api_texts: Vec<&str> = api_texts.iter().map(String::as_str).collect();
         let sandbox = if config.is_enabled() {
             match &self.sandbox_factory {
                 Some(factory) => factory(&config, PRELUDE),
@@ -154,7 +157,7 @@ impl CodeModeBuilder {
             }
             // The guest API of this catalog is built once, into this runtime's base image: a run
             // only adds its namespaces. (Booting it per run cost ~7 ms with 677 MCP tools.)
-            .and_then(|sandbox| sandbox.extend(&api_script, "codemode-boot.js"))
+            .and_then(|sandbox| sandbox.extend_with_texts(&api_script, &api_texts, "codemode-boot.js"))
             .map_err(|e| e.to_string())
         } else {
             Err("code mode is disabled".to_owned())
@@ -274,18 +277,21 @@ fn build_mcp(catalog: &Catalog, servers: &[McpServer]) -> Option<McpApi> {
     if order.is_empty() {
         return None;
     }
-    let list: Vec<McpServer> = order
+    let by_name: HashMap<&str, &McpServer> = servers.iter().rev().map(|s| (s.name.as_str(), s)).collect();
+    let list: Vec<Arc<McpServer>> = order
         .iter()
         .map(|name| {
             let mut server = McpServer::new(name.clone(), tools.remove(name).unwrap_or_default());
-            if let Some(meta) = servers.iter().find(|s| &s.name == name) {
+            if let Some(meta) = by_name.get(name.as_str()) {
                 server.title = meta.title.clone();
                 server.instructions = meta.instructions.clone();
                 server.has_resources = meta.has_resources;
                 server.has_prompts = meta.has_prompts;
             }
-            server
+            Arc::new(server)
         })
         .collect();
-    Some(McpApi::build(&list, &McpApiOptions::default()))
+    // The tools' schemas are shared with the catalog's specs (`Arc`), and the servers move into
+    // the API: nothing here copies a schema.
+    Some(McpApi::build_shared(&list, &McpApiOptions::default()))
 }

@@ -26,7 +26,7 @@ fn disabled_config_leaves_the_current_tool_exposure_unchanged() {
     let expected: Vec<String> = fixture_tools().iter().map(|t| t.name.clone()).collect();
     assert_eq!(surface.names(), expected);
     // Definitions are the host's, unchanged.
-    assert_eq!(surface.tools()[0].input_schema, fixture_tools()[0].parameters);
+    assert_eq!(surface.tools()[0].input_schema, *fixture_tools()[0].parameters);
     assert!(f.cm.check_provider_payload(&expected).is_ok(), "no enforcement when disabled");
 }
 
