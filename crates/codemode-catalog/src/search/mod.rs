@@ -187,6 +187,10 @@ const OWNER_UNNAMED: f64 = 0.2;
 const OWNER_BLEND: f64 = 0.8;
 /// The share of a tool's score that rests on its name family's relevance.
 const FAMILY_BLEND: f64 = 0.3;
+/// With several owners, each entry's score is multiplied by `(s / m)^-OWNER_SIZE_EXPONENT`, `s`
+/// its owner's entries and `m` the mean per owner: a big server's best match is the best of many
+/// and so more often a chance match (fixed on the tuning split of the intent set).
+const OWNER_SIZE_EXPONENT: f64 = 0.2;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 /// A word of `k` synonym groups matches their words at `SYNONYM_WEIGHT * k^-POLYSEMY_EXPONENT`
