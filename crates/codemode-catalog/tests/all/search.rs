@@ -667,9 +667,9 @@ fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.6% / 89.0%; held-out split 89.1% / 87.4% (the all-16 target is met, the
+/// Whole set 91.6% / 89.4%; held-out split 89.1% / 87.4% (the all-16 target is met, the
 /// one-catalog one is not); the first fresh set 84.6% / 83.2%; the second fresh set 78.8% /
-/// 65.7% (without its near copies of earlier intents 81.7% / 67.7%). This test holds these
+/// 69.3% (without its near copies of earlier intents 81.7% / 73.1%). This test holds these
 /// levels so they cannot silently regress, and the engine must beat the word-overlap baseline.
 /// On failure it prints misses of the tuning split only.
 #[test]
@@ -687,7 +687,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.889,
+        all.all.top3_rate() >= 0.894,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -718,7 +718,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let all = fresh2_report(Setting::All16, Ranker::Engine);
     let fresh2_baseline = fresh2_report(Setting::All16, Ranker::Overlap);
     assert!(one.all.top3_rate() >= 0.788, "fresh2 one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.656, "fresh2 all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.693, "fresh2 all 16 top-3 {:.3}", all.all.top3_rate());
     assert!(
         all.all.top3 > fresh2_baseline.all.top3,
         "fresh2: engine {} vs word overlap {}",
@@ -728,7 +728,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = fresh2_distinct_report(Setting::OneCatalog, Ranker::Engine);
     let all = fresh2_distinct_report(Setting::All16, Ranker::Engine);
     assert!(one.all.top3_rate() >= 0.817, "fresh2 distinct one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.677, "fresh2 distinct all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.731, "fresh2 distinct all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
@@ -953,4 +953,51 @@ fn the_prestemmed_wordnet_table_is_its_source_stemmed() {
     for missing in ["", "a", "zzzzzz", "aaaaaa", "kettl e"] {
         assert_eq!(wordnet_relatives(missing).count(), 0, "{missing:?}");
     }
+}
+
+/// A big server (a wiki and tracker of 30 tools) and a one-tool server that fetches web pages.
+/// Some of the big server's tools mention a word of a web ask in passing (a comment's text, an
+/// attachment's link).
+fn big_and_small() -> Catalog {
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let extra = |thing: &str| match thing {
+        "comment" => " and its text",
+        "attachment" => " and its download link",
+        "page" => " and its body text",
+        _ => "",
+    };
+    for thing in
+        ["page", "space", "issue", "comment", "label", "attachment", "sprint", "board", "version", "user"]
+    {
+        for verb in ["get", "create", "update"] {
+            tools.push(
+                ToolSpec::new(format!("wiki_{verb}_{thing}"), ToolOrigin::BundledPlugin, "wiki")
+                    .description(format!("{verb} a wiki {thing}{}.", extra(thing))),
+            );
+        }
+    }
+    tools.push(
+        ToolSpec::new("fetch", ToolOrigin::BundledPlugin, "fetch")
+            .description("Fetches a URL from the internet and extracts its contents as markdown"),
+    );
+    Catalog::build(tools, &CatalogOptions::default())
+}
+
+#[test]
+fn a_one_tool_server_is_not_crowded_out_by_chance_matches_in_a_big_one() {
+    let catalog = big_and_small();
+    // The wiki's `get` tools match `get` in their names and `link` or `text` in their summaries;
+    // the fetch tool matches as closely but is one of one. A big server's best match is the best
+    // of many (its entries weigh `(size / mean)^-0.2`), so the web ask goes to the web server.
+    for query in ["get the text of a link", "get the text of a url"] {
+        let hits = catalog.search_hits(query, 3);
+        assert_eq!(hits[0].entry.id, "openclaw:fetch:fetch", "{query:?}: {hits:?}");
+    }
+    // The big server still wins what it matches better: the size weight is a tie breaker
+    // between near matches, not a penalty that hides its tools.
+    assert_eq!(
+        ids(&catalog.search("get the download link of a wiki attachment", 1)),
+        ["openclaw:wiki:wiki_get_attachment"]
+    );
+    assert_eq!(ids(&catalog.search("update a wiki sprint", 1)), ["openclaw:wiki:wiki_update_sprint"]);
 }
