@@ -10,7 +10,9 @@ use super::analysis::{for_each_word, is_shape_term, stem};
 use super::expand::Kind;
 use super::index::{DocText, RawPosting, SearchIndex};
 use super::lexicon::lexicon;
-use super::{FIELDS, OWNER_B, OWNER_K1, OWNER_NAMED_SHARE, OWNER_UNNAMED, OWNER_WEIGHTS};
+use super::{
+    FIELDS, OWNER_B, OWNER_K1, OWNER_NAMED_SHARE, OWNER_SIZE_EXPONENT, OWNER_UNNAMED, OWNER_WEIGHTS,
+};
 
 /// Entries a name family needs; smaller families are not grouped (each entry is its own group).
 pub(super) const MIN_FAMILY: usize = 3;
@@ -32,6 +34,8 @@ pub(super) struct Groups {
     avg_len: f64,
     /// The owner of each group, when groups are scaled per owner (name families).
     parent: Vec<u32>,
+    /// Per group: `(entries / mean entries per group)^-OWNER_SIZE_EXPONENT` (owners only).
+    pub(super) size_prior: Vec<f64>,
 }
 
 impl Groups {
@@ -85,13 +89,29 @@ impl Groups {
             return Vec::new();
         }
         let n = self.count as f64;
+        let idf_of = |id: u32| {
+            let df = self.postings[id as usize].len() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        };
         let mut total = vec![0f64; self.count];
         let mut best = vec![0f64; self.count];
         for word in expansions {
-            for &(id, weight, _) in word {
+            // The word's own term's group idf, when it is indexed.
+            let own = word
+                .iter()
+                .find(|&&(id, weight, kind)| {
+                    kind == Kind::Exact && weight >= 1.0 && !self.postings[id as usize].is_empty()
+                })
+                .map(|&(id, _, _)| idf_of(id));
+            for &(id, weight, kind) in word {
                 let postings = &self.postings[id as usize];
-                let df = postings.len() as f64;
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                let mut idf = idf_of(id);
+                // An expansion never counts for more than the geometric mean of its own idf and
+                // the word's: a rare synonym (`text` ~ `sms`) does not make the few groups that
+                // hold it look more relevant than the word itself does.
+                if let Some(own) = own.filter(|_| kind != Kind::Exact || weight < 1.0) {
+                    idf = idf.min((idf * own).sqrt());
+                }
                 for &(group, tf) in postings {
                     let g = group as usize;
                     let norm = 1.0 - OWNER_B + OWNER_B * f64::from(self.len[g]) / self.avg_len;
@@ -168,6 +188,14 @@ impl SearchIndex {
             })
             .collect();
         self.owners = Groups::build(raw, &self.doc_len, owner_of, owners.len(), |_, p, _| p.tf[2] > 0.0);
+        if self.owners.count >= 2 {
+            let mut size = vec![0f64; self.owners.count];
+            for &o in &self.owners.of {
+                size[o as usize] += 1.0;
+            }
+            let mean = docs.len() as f64 / self.owners.count as f64;
+            self.owners.size_prior = size.iter().map(|&s| (s / mean).powf(-OWNER_SIZE_EXPONENT)).collect();
+        }
         // A written form (`PROJ-123`) that one server's tools show most of the examples of
         // names that server, as its name would.
         if self.owners.count >= 2 {

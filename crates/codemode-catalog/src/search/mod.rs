@@ -81,7 +81,13 @@
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
 //!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 0.7),
 //!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
-//!   owner's relevance). A query word that names owners (a term of their `sourceName`: "on
+//!   owner's relevance). An expansion's owner `idf` is capped at the geometric mean of its own and
+//!   that of the word's own term: a rare synonym (`text` ~ `sms`) does not make the few servers
+//!   that hold it look more relevant than the word itself does (the name-family stage too). Each
+//!   entry's score is also multiplied by `(s / m)^-0.2` (`s` its owner's entries, `m` the mean per
+//!   owner): a big server's best match for a query is the best of many, so more often a chance
+//!   match, and a small single-purpose server (a fetcher, a memory) is not crowded out by
+//!   incidental word hits in a server of hundreds of tools. A query word that names owners (a term of their `sourceName`: "on
 //!   github") and whose owner-document mass is at least half theirs (not `time` or `memory`, words
 //!   every server uses) sets their relevance to 1 and scales the others' by 0.2; so does a written
 //!   form of the query for the server holding at least half of its mass (`OPS-7` where one
@@ -187,6 +193,10 @@ const OWNER_UNNAMED: f64 = 0.2;
 const OWNER_BLEND: f64 = 0.8;
 /// The share of a tool's score that rests on its name family's relevance.
 const FAMILY_BLEND: f64 = 0.3;
+/// With several owners, each entry's score is multiplied by `(s / m)^-OWNER_SIZE_EXPONENT`, `s`
+/// its owner's entries and `m` the mean per owner: a big server's best match is the best of many
+/// and so more often a chance match (fixed on the tuning split of the intent set).
+const OWNER_SIZE_EXPONENT: f64 = 0.2;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 /// A word of `k` synonym groups matches their words at `SYNONYM_WEIGHT * k^-POLYSEMY_EXPONENT`

@@ -326,6 +326,11 @@ impl SearchIndex {
                 * (1.0 + ADJACENT_BONUS * adjacent[doc]);
             ranked.push((score, doc));
         }
+        if !self.owners.size_prior.is_empty() {
+            for (score, doc) in &mut ranked {
+                *score *= self.owners.size_prior[self.owners.of[*doc] as usize];
+            }
+        }
         if !owner_relevance.is_empty() {
             for (score, doc) in &mut ranked {
                 *score *= 1.0 - OWNER_BLEND + OWNER_BLEND * owner_relevance[self.owners.of[*doc] as usize];

@@ -132,7 +132,7 @@ fn two_servers() -> Catalog {
 }
 
 #[test]
-fn the_server_an_intent_is_about_fills_the_top_three() {
+fn the_server_an_intent_is_about_leads_the_top_three() {
     let catalog = two_servers();
     let owners = |query: &str| -> Vec<String> {
         catalog
@@ -141,10 +141,22 @@ fn the_server_an_intent_is_about_fills_the_top_three() {
             .map(|e| e.id.split(':').nth(1).unwrap_or_default().to_owned())
             .collect()
     };
-    // The cloud's `disk` tool matches two words of the name; the rest of the top 3 comes from the
-    // server the intent is about (files), not from the cloud's other `get` tools.
-    assert_eq!(owners("get a document from disk"), ["cloud", "files", "files"]);
-    assert_eq!(owners("get a document size on disk"), ["files", "cloud", "files"]);
+    // The cloud's `disk` tool matches two words of the name; the files server's best tool comes
+    // next, and its next tool is within the top 4. The third place is a near tie (within 1%)
+    // between the cloud's `compute_vm_get`, which matches only `get`, and a files tool matching
+    // `get~` and `document~`: since the owner stage caps a verb-class expansion (`get` ~ `read`)
+    // at the verb's own weight and weighs a server by its size (7 tools against 5), the tie goes
+    // to the cloud. (Before, it went to the files server by the same 1%.)
+    let owners4 = |query: &str| -> Vec<String> {
+        catalog
+            .search(query, 4)
+            .iter()
+            .map(|e| e.id.split(':').nth(1).unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(owners4("get a document from disk"), ["cloud", "files", "cloud", "files"]);
+    assert_eq!(owners4("get a document size on disk"), ["files", "cloud", "cloud", "files"]);
+    assert_eq!(owners("get a document size on disk")[..2], ["files", "cloud"]);
     assert_eq!(
         ids(&catalog.search("get the text of a document on disk", 1)),
         ["openclaw:files:read_text_file"]
@@ -667,9 +679,9 @@ fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.6% / 89.0%; held-out split 89.1% / 87.4% (the all-16 target is met, the
+/// Whole set 91.6% / 89.4%; held-out split 89.1% / 87.4% (the all-16 target is met, the
 /// one-catalog one is not); the first fresh set 84.6% / 83.2%; the second fresh set 78.8% /
-/// 65.7% (without its near copies of earlier intents 81.7% / 67.7%). This test holds these
+/// 69.3% (without its near copies of earlier intents 81.7% / 73.1%). This test holds these
 /// levels so they cannot silently regress, and the engine must beat the word-overlap baseline.
 /// On failure it prints misses of the tuning split only.
 #[test]
@@ -687,7 +699,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.889,
+        all.all.top3_rate() >= 0.894,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -718,7 +730,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let all = fresh2_report(Setting::All16, Ranker::Engine);
     let fresh2_baseline = fresh2_report(Setting::All16, Ranker::Overlap);
     assert!(one.all.top3_rate() >= 0.788, "fresh2 one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.656, "fresh2 all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.693, "fresh2 all 16 top-3 {:.3}", all.all.top3_rate());
     assert!(
         all.all.top3 > fresh2_baseline.all.top3,
         "fresh2: engine {} vs word overlap {}",
@@ -728,7 +740,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = fresh2_distinct_report(Setting::OneCatalog, Ranker::Engine);
     let all = fresh2_distinct_report(Setting::All16, Ranker::Engine);
     assert!(one.all.top3_rate() >= 0.817, "fresh2 distinct one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.677, "fresh2 distinct all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.731, "fresh2 distinct all 16 top-3 {:.3}", all.all.top3_rate());
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
@@ -953,4 +965,51 @@ fn the_prestemmed_wordnet_table_is_its_source_stemmed() {
     for missing in ["", "a", "zzzzzz", "aaaaaa", "kettl e"] {
         assert_eq!(wordnet_relatives(missing).count(), 0, "{missing:?}");
     }
+}
+
+/// A big server (a wiki and tracker of 30 tools) and a one-tool server that fetches web pages.
+/// Some of the big server's tools mention a word of a web ask in passing (a comment's text, an
+/// attachment's link).
+fn big_and_small() -> Catalog {
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let extra = |thing: &str| match thing {
+        "comment" => " and its text",
+        "attachment" => " and its download link",
+        "page" => " and its body text",
+        _ => "",
+    };
+    for thing in
+        ["page", "space", "issue", "comment", "label", "attachment", "sprint", "board", "version", "user"]
+    {
+        for verb in ["get", "create", "update"] {
+            tools.push(
+                ToolSpec::new(format!("wiki_{verb}_{thing}"), ToolOrigin::BundledPlugin, "wiki")
+                    .description(format!("{verb} a wiki {thing}{}.", extra(thing))),
+            );
+        }
+    }
+    tools.push(
+        ToolSpec::new("fetch", ToolOrigin::BundledPlugin, "fetch")
+            .description("Fetches a URL from the internet and extracts its contents as markdown"),
+    );
+    Catalog::build(tools, &CatalogOptions::default())
+}
+
+#[test]
+fn a_one_tool_server_is_not_crowded_out_by_chance_matches_in_a_big_one() {
+    let catalog = big_and_small();
+    // The wiki's `get` tools match `get` in their names and `link` or `text` in their summaries;
+    // the fetch tool matches as closely but is one of one. A big server's best match is the best
+    // of many (its entries weigh `(size / mean)^-0.2`), so the web ask goes to the web server.
+    for query in ["get the text of a link", "get the text of a url"] {
+        let hits = catalog.search_hits(query, 3);
+        assert_eq!(hits[0].entry.id, "openclaw:fetch:fetch", "{query:?}: {hits:?}");
+    }
+    // The big server still wins what it matches better: the size weight is a tie breaker
+    // between near matches, not a penalty that hides its tools.
+    assert_eq!(
+        ids(&catalog.search("get the download link of a wiki attachment", 1)),
+        ["openclaw:wiki:wiki_get_attachment"]
+    );
+    assert_eq!(ids(&catalog.search("update a wiki sprint", 1)), ["openclaw:wiki:wiki_update_sprint"]);
 }
