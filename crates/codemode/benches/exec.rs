@@ -1,8 +1,7 @@
 //! End-to-end `exec` latency: a trivial cell (back to back, and paced like model turns), 10
 //! sequential and 10 parallel nested calls, and a trivial cell with the 16 public MCP catalogs (677
-//! tools) behind `MCP`; each with the default thread choice (`GuestThread::Auto`: here, inside a
-//! multi-thread tokio runtime, the calling thread) and on dedicated VM threads
-//! (`GuestThread::Dedicated`, what a current-thread runtime gets). The anchor, the npm package `quickjs-wasi` on Node (create + eval `1+1` +
+//! tools) behind `MCP`; each on the dedicated VM thread (the default) and on the calling thread
+//! (`GuestThread::Caller`). The anchor, the npm package `quickjs-wasi` on Node (create + eval `1+1` +
 //! dispose), runs in the same invocation (`../codemode-sandbox/benches/anchor`, installed with npm
 //! into the target dir on first run; `CODEMODE_BENCH_NO_ANCHOR=1` skips it).
 //!
@@ -60,10 +59,10 @@ fn main() {
     // front of many servers boots for every run.
     let big =
         || public_mcp_servers().iter().flat_map(|s| s.tool_specs()).chain([ToolSpec::core("echo")]).collect();
-    let cm = runtime_with(GuestThread::Auto, small(), Vec::new());
-    let cm_vm = runtime_with(GuestThread::Dedicated, small(), Vec::new());
-    let big_cm = runtime_with(GuestThread::Auto, big(), public_mcp_servers());
-    let big_vm = runtime_with(GuestThread::Dedicated, big(), public_mcp_servers());
+    let cm = runtime_with(GuestThread::Dedicated, small(), Vec::new());
+    let cm_caller = runtime_with(GuestThread::Caller, small(), Vec::new());
+    let big_cm = runtime_with(GuestThread::Dedicated, big(), public_mcp_servers());
+    let big_caller = runtime_with(GuestThread::Caller, big(), public_mcp_servers());
     let scope = RunScope::new("bench", "bench");
     let sequential =
         "let n = 0; for (let i = 0; i < 10; i++) { n += (await tools.echo({ i })).i; } return n;";
@@ -80,12 +79,12 @@ fn main() {
         ("trivial cell, paced 2 ms apart", &cm, TRIVIAL, paced),
         ("trivial cell, 677 MCP tools in the catalog", &big_cm, TRIVIAL, zero),
         ("trivial cell, 677 MCP tools, paced 2 ms apart", &big_cm, TRIVIAL, paced),
-        ("trivial cell, on VM threads", &cm_vm, TRIVIAL, zero),
-        ("trivial cell, on VM threads, paced 2 ms apart", &cm_vm, TRIVIAL, paced),
-        ("10 sequential nested calls, on VM threads", &cm_vm, sequential, zero),
-        ("10 parallel nested calls, on VM threads", &cm_vm, parallel, zero),
-        ("trivial cell, 677 MCP tools, on VM threads", &big_vm, TRIVIAL, zero),
-        ("trivial cell, 677 MCP tools, on VM threads, paced 2 ms apart", &big_vm, TRIVIAL, paced),
+        ("trivial cell, on the calling thread", &cm_caller, TRIVIAL, zero),
+        ("trivial cell, on the calling thread, paced 2 ms apart", &cm_caller, TRIVIAL, paced),
+        ("10 sequential nested calls, on the calling thread", &cm_caller, sequential, zero),
+        ("10 parallel nested calls, on the calling thread", &cm_caller, parallel, zero),
+        ("trivial cell, 677 MCP tools, on the calling thread", &big_caller, TRIVIAL, zero),
+        ("trivial cell, 677 MCP tools, on the calling thread, paced 2 ms apart", &big_caller, TRIVIAL, paced),
     ];
     let anchor = anchor::run(&anchor::source_dir(), iterations);
     let anchor_median = match &anchor {

@@ -1,8 +1,8 @@
 //! Throughput: trivial execs per second with 1, 4 and 12 concurrent sessions on one runtime (a
 //! multi-thread tokio runtime with 2 workers, as on the 2-core reference machine), each session a
 //! task running `return 1 + 1;` back to back for `CODEMODE_THROUGHPUT_SECS` seconds (default 3);
-//! once with guest steps on the dedicated VM threads and once on the calling thread
-//! (`GuestThread::Caller`, what the default `GuestThread::Auto` picks in a multi-thread runtime). The gateway's figure (a real MCP client through `codemode serve`) is
+//! once with guest steps on the dedicated VM threads (the default) and once on the calling thread
+//! (`GuestThread::Caller`). The gateway's figure (a real MCP client through `codemode serve`) is
 //! `cargo bench -p codemode-cli --bench gateway`.
 //!
 //! `cargo bench -p codemode --bench throughput` (`-- --write` rewrites the `throughput` table of

@@ -1,14 +1,13 @@
 //! Where guest steps run ([`GuestThread`]).
 //!
-//! With [`GuestThread::Dedicated`] a dedicated OS thread per `exec`/`wait` call drives the QuickJS
-//! guest, so the async runtime never blocks on guest code. The async side sends commands and
-//! awaits answers. Threads are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`]
-//! of them) for the next run instead of exiting, holding a VM already started for it.
+//! By default a dedicated OS thread per `exec`/`wait` call drives the QuickJS guest, so the async
+//! runtime never blocks on guest code. The async side sends commands and awaits answers. Threads
+//! are reused: a finished run's thread waits (up to [`MAX_IDLE_THREADS`] of them) for the next run
+//! instead of exiting, holding a VM already started for it.
 //!
 //! With [`GuestThread::Caller`] the steps run on the thread that polls `exec`/`wait` instead: no
 //! hand-off and no thread wake-up per step (on a 2-core VM those were most of a trivial exec's
-//! time). The default, [`GuestThread::Auto`], picks it whenever the call is polled inside a
-//! multi-thread tokio runtime (where `block_in_place` moves the worker's other tasks away). A VM comes from a small pool of VMs started ahead of time by one background thread,
+//! time). A VM comes from a small pool of VMs started ahead of time by one background thread,
 //! which also drops finished VMs, so neither the start nor the teardown is on the caller's path.
 //! An abort interrupts the running step through the VM's interrupt handle.
 
@@ -27,14 +26,9 @@ use crate::abort::{AbortLink, AbortSignal};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GuestThread {
-    /// Chosen per `exec`/`wait` call: [`GuestThread::Caller`] when the call is polled inside a
-    /// multi-thread tokio runtime (a worker, or `block_on`), where a step can step aside with
-    /// `block_in_place`; [`GuestThread::Dedicated`] otherwise (a current-thread runtime, where a
-    /// step would hold up every other task).
-    #[default]
-    Auto,
     /// A VM thread of the runtime's own (reused across runs): the async caller never blocks on
     /// guest code; each step is a hand-off to that thread and back.
+    #[default]
     Dedicated,
     /// The thread that polls `exec`/`wait`: each step blocks it for as long as the guest runs
     /// (at most `timeoutMs`). On a worker of a multi-thread tokio runtime the step runs inside
@@ -44,22 +38,6 @@ pub enum GuestThread {
     /// binding, a multi-thread runtime with cores to spare. Results, limits, suspension and
     /// aborts are the same as with [`GuestThread::Dedicated`].
     Caller,
-}
-
-impl GuestThread {
-    /// The thread this call's steps run on: [`GuestThread::Auto`] resolved for the runtime the
-    /// call is polled in.
-    pub(crate) fn resolve(self) -> GuestThread {
-        match self {
-            GuestThread::Auto => match tokio::runtime::Handle::try_current() {
-                Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                    GuestThread::Caller
-                }
-                _ => GuestThread::Dedicated,
-            },
-            other => other,
-        }
-    }
 }
 
 /// Where the VM comes from.
@@ -543,24 +521,5 @@ mod spares {
     /// ([`Sandbox::recycle`]), or dropped and a spare started anew.
     pub(super) fn recycle(sandbox: &Sandbox, vm: Vm) {
         send(sandbox, Some(vm));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::GuestThread;
-
-    #[test]
-    fn auto_runs_on_the_caller_only_inside_a_multi_thread_runtime() {
-        assert_eq!(GuestThread::Auto.resolve(), GuestThread::Dedicated, "outside any runtime");
-        let current = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        assert_eq!(current.block_on(async { GuestThread::Auto.resolve() }), GuestThread::Dedicated);
-        let multi = tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();
-        assert_eq!(multi.block_on(async { GuestThread::Auto.resolve() }), GuestThread::Caller);
-        let on_worker = multi.block_on(async { tokio::spawn(async { GuestThread::Auto.resolve() }).await });
-        assert_eq!(on_worker.unwrap(), GuestThread::Caller);
-        // An explicit choice is kept.
-        assert_eq!(multi.block_on(async { GuestThread::Dedicated.resolve() }), GuestThread::Dedicated);
-        assert_eq!(GuestThread::Caller.resolve(), GuestThread::Caller);
     }
 }

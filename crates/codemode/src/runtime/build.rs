@@ -59,8 +59,7 @@ impl CodeModeBuilder {
         self
     }
 
-    /// Which thread runs guest code (see [`GuestThread`]). Default: [`GuestThread::Auto`] (the
-    /// calling thread inside a multi-thread tokio runtime, a VM thread otherwise).
+    /// Which thread runs guest code (see [`GuestThread`]). Default: [`GuestThread::Dedicated`].
     pub fn guest_thread(mut self, thread: GuestThread) -> Self {
         self.guest_thread = thread;
         self

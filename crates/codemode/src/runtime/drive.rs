@@ -426,7 +426,7 @@ impl CodeMode {
     }
 
     fn placement<'a>(&self, abort: &'a AbortSignal) -> Placement<'a> {
-        Placement { thread: self.inner.guest_thread.resolve(), abort }
+        Placement { thread: self.inner.guest_thread, abort }
     }
 
     /// Takes a VM slot and `memoryLimitBytes` from the admission budget (queueing if needed).
