@@ -79,7 +79,11 @@ fn far() -> Instant {
 
 fn ours(iters: usize) -> Vec<Row> {
     let t = Instant::now();
-    let sb = Sandbox::new(SandboxConfig::default(), PRELUDE).expect("sandbox");
+    // The plain rows are VMs without write tracking (the runtime tracks every VM by default, to
+    // recycle it in place; the "(write-tracked)" rows below measure that).
+    let mut config = SandboxConfig::default();
+    config.recycle_min_base_bytes = usize::MAX;
+    let sb = Sandbox::new(config, PRELUDE).expect("sandbox");
     eprintln!("sandbox set-up (compile + init + prelude): {:?}", t.elapsed());
     let mut rows = Vec::new();
     rows.push(measure("start_eval_teardown", iters, || {
