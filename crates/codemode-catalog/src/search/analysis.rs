@@ -174,10 +174,7 @@ pub(super) fn first_chars(text: &str, max: usize) -> &str {
 /// The stem of one lower-case word (words with digits and short words are kept as they are).
 pub fn stem(word: &str) -> String {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
-    if word.len() <= 2 || word.bytes().any(|b| b.is_ascii_digit()) {
-        return word.to_owned();
-    }
-    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)).stem(word).into_owned()
+    super::stem_rule::stem_with(STEMMER.get_or_init(|| Stemmer::create(Algorithm::English)), word)
 }
 
 /// One token of a text: the raw word(s) and the indexed term.
@@ -384,8 +381,14 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
 /// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
 /// `@name` a user, and `#42` or a key like `OPS-7` an issue.
 pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
+    distinct_entities(query, |kind, _| kind)
+}
+
+/// What `pick` takes of each thing the query names (its kind or its shape), each once, in order.
+fn distinct_entities(query: &str, pick: fn(&'static str, &'static str) -> &'static str) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(query, |_, w, _| {
+    for_each_entity(query, |_, kind, shape| {
+        let w = pick(kind, shape);
         if !out.contains(&w) {
             out.push(w);
         }
@@ -445,13 +448,7 @@ pub(super) fn shape_terms(text: &str) -> Vec<String> {
 
 /// The written forms of the things a query names ([`shape_terms`]).
 pub(super) fn entity_shapes(query: &str) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(query, |_, _, shape| {
-        if !out.contains(&shape) {
-            out.push(shape);
-        }
-    });
-    out
+    distinct_entities(query, |_, shape| shape)
 }
 
 /// Calls `f(chunk, kind, shape)` for each whitespace-separated chunk of the query (trimmed of

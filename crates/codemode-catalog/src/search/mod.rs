@@ -139,6 +139,7 @@ mod groups;
 mod index;
 mod lexicon;
 mod rank;
+mod stem_rule;
 mod typo;
 mod wordnet;
 mod words;
