@@ -342,15 +342,17 @@ impl Vm {
     /// carried them is zeroed before it is freed, so pages that held only it read as untouched
     /// again (a base image captured after does not keep a copy).
     pub(crate) fn define_texts(&mut self, texts: &[&str], deadline: Instant) -> Result<(), SandboxError> {
-        let mut buf = Vec::with_capacity(texts.iter().map(|t| 4 + t.len()).sum());
-        for text in texts {
-            let len = u32::try_from(text.len()).map_err(|_| abi("a text larger than 4 GiB"))?;
-            buf.extend_from_slice(&len.to_le_bytes());
-            buf.extend_from_slice(text.as_bytes());
-        }
+        // Each text as its length (u32 LE) and its bytes, copied into the guest in one allocation.
+        let lens = texts
+            .iter()
+            .map(|t| u32::try_from(t.len()).map(u32::to_le_bytes))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| abi("a text larger than 4 GiB"))?;
+        let parts: Vec<&[u8]> =
+            lens.iter().zip(texts).flat_map(|(len, t)| [&len[..], t.as_bytes()]).collect();
         let mem = self.memory;
         let code = self.guarded(deadline, |store, ex| {
-            let (ptr, len) = Self::write_parts(store, ex, mem, &[&buf])?;
+            let (ptr, len) = Self::write_parts(store, ex, mem, &parts)?;
             let code = ex.define_texts.call(&mut *store, (ptr, len))?;
             if let Some(used) = mem.data_mut(&mut *store).get_mut(ptr as usize..ptr as usize + len as usize) {
                 used.fill(0);
