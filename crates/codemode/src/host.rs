@@ -131,6 +131,12 @@ impl ToolError {
 /// Executes nested calls. Policy, approvals and hooks are the host's; a call may take as long as it
 /// likes (an approval is just a slow call): past the exec deadline the run suspends and `wait` picks
 /// the result up.
+///
+/// A call's future is first polled on the thread that runs the guest (a VM thread, or the caller's
+/// thread with `GuestThread::Caller`), inside the tokio runtime's context: one that is ready at
+/// once is delivered without a task or a thread hand-off; one that is pending is then spawned on
+/// the runtime. So do blocking work after an `.await` (or in `spawn_blocking`), not before the
+/// first one.
 #[async_trait]
 pub trait ToolHost: Send + Sync + 'static {
     /// Runs the catalog tool `call.catalog_id` (core, plugin, MCP or client).

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use codemode_bridge::{BudgetLimits, NamespaceTable, RunLedger, SharedLedger};
 use codemode_core::{CodeModeConfig, PendingToolCall};
@@ -20,6 +21,59 @@ pub(crate) struct Counts {
     pub call: u64,
 }
 
+/// A run's counters, shared by the run and the VM that serves its immediate calls
+/// ([`crate::runtime::Responder`]): catalog counts and the numbering of nested calls.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    search: AtomicU64,
+    describe: AtomicU64,
+    call: AtomicU64,
+    numbered: AtomicU64,
+}
+
+impl Counters {
+    /// Counters that continue from `counts`, the last nested call numbered `numbered`.
+    pub(crate) fn resume(counts: Counts, numbered: u64) -> Arc<Counters> {
+        Arc::new(Counters {
+            search: AtomicU64::new(counts.search),
+            describe: AtomicU64::new(counts.describe),
+            call: AtomicU64::new(counts.call),
+            numbered: AtomicU64::new(numbered),
+        })
+    }
+
+    /// The catalog counts so far.
+    pub(crate) fn counts(&self) -> Counts {
+        Counts {
+            search: self.search.load(Ordering::Relaxed),
+            describe: self.describe.load(Ordering::Relaxed),
+            call: self.call.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn searched(&self) {
+        self.search.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn described(&self) {
+        self.describe.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn called(&self) {
+        self.call.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The number of the next nested call (1, 2, …): its call id is `<run id>.<number>`.
+    pub(crate) fn number_call(&self) -> u64 {
+        self.numbered.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// How many nested calls were numbered.
+    pub(crate) fn numbered(&self) -> u64 {
+        self.numbered.load(Ordering::Relaxed)
+    }
+}
+
 /// A settled host call: the guest call id and what to deliver.
 pub(crate) type Landed = (u32, Delivery);
 
@@ -31,7 +85,8 @@ pub(crate) struct RunState {
     pub parent_call_id: Option<String>,
     pub restart_safe: bool,
     pub ledger: SharedLedger,
-    pub counts: Counts,
+    /// Catalog counts and nested-call numbering (shared with the run's responder).
+    pub counts: Arc<Counters>,
     /// Visible namespaces of the run and the catalog id of each required tool, by namespace id.
     pub namespaces: NamespaceTable,
     pub namespace_tools: HashMap<String, BTreeMap<String, String>>,
@@ -52,7 +107,6 @@ pub(crate) struct RunState {
     /// The TypeScript/JavaScript source map of the cell, for error positions.
     pub source: Arc<codemode_ts::StripReturn>,
     pub semaphore: Arc<Semaphore>,
-    pub next_call: u64,
     /// How each dispatched tool call's result is shaped (for a dispatch again from a shared store).
     pub shapes: HashMap<u32, u8>,
     /// Shared store: in-flight calls running in some process (owner instance), by guest call id.
@@ -80,7 +134,7 @@ impl RunState {
             scope,
             restart_safe,
             ledger: RunLedger::shared(BudgetLimits::default(), config.max_output_bytes()),
-            counts: Counts::default(),
+            counts: Arc::default(),
             namespaces: NamespaceTable::new(),
             namespace_tools: HashMap::new(),
             tx,
@@ -94,7 +148,6 @@ impl RunState {
             snapshot: None,
             source,
             semaphore: Arc::new(Semaphore::new(config.max_pending_tool_calls().max(1) as usize)),
-            next_call: 0,
             shapes: HashMap::new(),
             remote: BTreeMap::new(),
             consumed: Vec::new(),

@@ -17,10 +17,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use codemode_bridge::{RunLedger, SharedLedger};
-use codemode_sandbox::{Delivery, HostCall, Sandbox, SandboxError, Snapshot, Step, Vm};
+use codemode_sandbox::{Delivery, Sandbox, SandboxError, Snapshot, Step, Vm};
 use tokio::sync::oneshot;
 
 use crate::abort::{AbortLink, AbortSignal};
+use crate::runtime::{Outcome, Responder};
 
 /// Which thread runs a run's guest steps (see [`crate::CodeModeBuilder::guest_thread`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,10 +55,12 @@ enum Command {
     Snapshot,
 }
 
-/// What a step left behind: the step, and the host calls it started.
+/// What a step left behind: the step, and what became of the host calls it made (the run's
+/// [`Responder`] served what it could where the step ran; each of the others is
+/// [`Outcome::Declined`]).
 pub(crate) struct StepAnswer {
     pub step: Result<Step, SandboxError>,
-    pub calls: Vec<HostCall>,
+    pub calls: Vec<Outcome>,
 }
 
 enum Answer {
@@ -98,6 +101,7 @@ enum Kind {
 /// A VM whose steps run on the caller's thread.
 struct CallerVm {
     vm: Option<Vm>,
+    responder: Option<Responder>,
     sandbox: Sandbox,
     deadline: Instant,
     _abort: AbortLink,
@@ -127,6 +131,7 @@ struct Job {
     origin: Origin,
     ledger: SharedLedger,
     deadline: Instant,
+    responder: Option<Responder>,
     requests: mpsc::Receiver<Request>,
     /// Run right after the VM is ready; its answer comes back with the readiness (one hand-off
     /// for start + boot).
@@ -145,7 +150,7 @@ fn idle_threads() -> &'static Mutex<Vec<mpsc::Sender<Job>>> {
 /// then (for [`Sandbox::recycle`]). `spare` is a VM started ahead of time from the job's sandbox,
 /// used for a fresh run.
 fn run_job(job: Job, spare: Option<Vm>) -> Option<Vm> {
-    let Job { sandbox, origin, ledger, deadline, requests, first, sent, ready } = job;
+    let Job { sandbox, origin, ledger, deadline, mut responder, requests, first, sent, ready } = job;
     let vm = match (origin, spare) {
         (Origin::Fresh, Some(vm)) => Ok(vm),
         (Origin::Fresh, None) => sandbox.start(),
@@ -159,12 +164,13 @@ fn run_job(job: Job, spare: Option<Vm>) -> Option<Vm> {
         }
     };
     vm.set_policy(RunLedger::policy(&ledger));
-    let first = first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent)));
+    let first =
+        first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent), responder.as_mut()));
     if ready.send(Ok(first)).is_err() {
         return Some(vm);
     }
     while let Ok((command, waited, sent, answer)) = requests.recv() {
-        let reply = run_command(&mut vm, command, step_deadline(deadline, sent) + waited);
+        let reply = run_command(&mut vm, command, step_deadline(deadline, sent) + waited, responder.as_mut());
         if answer.send(reply).is_err() {
             break;
         }
@@ -236,18 +242,20 @@ fn blocking<R>(f: impl FnOnce() -> R) -> R {
 impl VmThread {
     /// Starts a VM from `origin` (on a VM thread, an idle one if there is one, or on the caller's
     /// thread, per `placement`), its policy backed by `ledger`. Every guest step runs under
-    /// `deadline`.
+    /// `deadline`, and `responder` serves what it can of each step's calls where the step ran.
     pub(crate) async fn start(
         sandbox: Sandbox,
         origin: Origin,
         ledger: SharedLedger,
         deadline: Instant,
+        responder: Option<Responder>,
         placement: Placement<'_>,
     ) -> Result<VmThread, SandboxError> {
+        let vm = (sandbox, origin, ledger, deadline, responder);
         if placement.thread == GuestThread::Caller {
-            return Ok(VmThread::on_caller(sandbox, origin, ledger, deadline, None, placement.abort)?.0);
+            return Ok(VmThread::on_caller(vm, None, placement.abort)?.0);
         }
-        Ok(VmThread::launch(sandbox, origin, ledger, deadline, None).await?.0)
+        Ok(VmThread::launch(vm, None).await?.0)
     }
 
     /// Starts a fresh VM, evaluates the boot script, then starts the cell: one hand-off to the VM
@@ -256,14 +264,16 @@ impl VmThread {
         sandbox: Sandbox,
         ledger: SharedLedger,
         deadline: Instant,
+        responder: Option<Responder>,
         (boot, cell, file): (String, String, &'static str),
         placement: Placement<'_>,
     ) -> Result<(VmThread, StepAnswer), SandboxError> {
         let first = Command::Boot { boot, cell, file };
+        let vm = (sandbox, Origin::Fresh, ledger, deadline, responder);
         let started = if placement.thread == GuestThread::Caller {
-            VmThread::on_caller(sandbox, Origin::Fresh, ledger, deadline, Some(first), placement.abort)?
+            VmThread::on_caller(vm, Some(first), placement.abort)?
         } else {
-            VmThread::launch(sandbox, Origin::Fresh, ledger, deadline, Some(first)).await?
+            VmThread::launch(vm, Some(first)).await?
         };
         match started {
             (vm, Some(Answer::Step(step))) => Ok((vm, step)),
@@ -274,10 +284,7 @@ impl VmThread {
     /// A VM whose steps run on this thread: a spare one for a fresh run, else started (or
     /// restored) here; then `first`.
     fn on_caller(
-        sandbox: Sandbox,
-        origin: Origin,
-        ledger: SharedLedger,
-        deadline: Instant,
+        (sandbox, origin, ledger, deadline, mut responder): NewVm,
         first: Option<Command>,
         abort: &AbortSignal,
     ) -> Result<(VmThread, Option<Answer>), SandboxError> {
@@ -292,22 +299,20 @@ impl VmThread {
             let mut vm = vm?;
             vm.set_policy(RunLedger::policy(&ledger));
             let link = abort.link(vm.interrupt_handle());
-            let first = first.map(|command| run_command(&mut vm, command, deadline));
-            let caller = CallerVm { vm: Some(vm), sandbox, deadline, _abort: link };
+            let first = first.map(|command| run_command(&mut vm, command, deadline, responder.as_mut()));
+            let caller = CallerVm { vm: Some(vm), responder, sandbox, deadline, _abort: link };
             Ok((VmThread::new(Kind::Caller(Box::new(Mutex::new(caller)))), first))
         })
     }
 
     async fn launch(
-        sandbox: Sandbox,
-        origin: Origin,
-        ledger: SharedLedger,
-        deadline: Instant,
+        (sandbox, origin, ledger, deadline, responder): NewVm,
         first: Option<Command>,
     ) -> Result<(VmThread, Option<Answer>), SandboxError> {
         let (tx, requests) = mpsc::channel::<Request>();
         let (ready, ready_rx) = oneshot::channel();
-        let mut job = Job { sandbox, origin, ledger, deadline, requests, first, sent: Instant::now(), ready };
+        let sent = Instant::now();
+        let mut job = Job { sandbox, origin, ledger, deadline, responder, requests, first, sent, ready };
         loop {
             let idle = idle_threads().lock().unwrap_or_else(|p| p.into_inner()).pop();
             let Some(thread) = idle else {
@@ -354,8 +359,9 @@ impl VmThread {
             Kind::Caller(caller) => {
                 let mut caller = caller.lock().unwrap_or_else(|p| p.into_inner());
                 let deadline = self.guest_deadline(caller.deadline);
-                let vm = caller.vm.as_mut().ok_or_else(gone)?;
-                Ok(blocking(|| run_command(vm, command, deadline)))
+                let CallerVm { vm, responder, .. } = &mut *caller;
+                let vm = vm.as_mut().ok_or_else(gone)?;
+                Ok(blocking(|| run_command(vm, command, deadline, responder.as_mut())))
             }
         }
     }
@@ -378,8 +384,20 @@ impl VmThread {
     }
 }
 
-fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
-    let step = match command {
+/// What a new VM is made of: its sandbox, where it comes from, the run's ledger, the run's
+/// deadline and the run's responder.
+type NewVm = (Sandbox, Origin, SharedLedger, Instant, Option<Responder>);
+
+/// Runs `command`, then serves the step's calls with `responder`: while each call of a pending
+/// step is answered at once (and the responder lets it go on), the answers are delivered and the
+/// guest runs on here, with no trip to the async side.
+fn run_command(
+    vm: &mut Vm,
+    command: Command,
+    deadline: Instant,
+    responder: Option<&mut Responder>,
+) -> Answer {
+    let mut step = match command {
         Command::Snapshot => return Answer::Snapshot(vm.snapshot()),
         Command::Boot { boot, cell, file } => match vm.eval_script(&boot, deadline) {
             Ok(Step::Failed(e)) => {
@@ -388,25 +406,44 @@ fn run_command(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
             Ok(_) => vm.eval_cell(&cell, file, deadline),
             Err(e) => Err(e),
         },
-        Command::Deliver(deliveries) => {
-            let mut failure = None;
-            for (id, delivery) in deliveries {
-                match vm.deliver(id, delivery, deadline) {
-                    Ok(()) | Err(SandboxError::UnknownCall { .. }) | Err(SandboxError::InvalidJson) => {}
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
-            }
-            match failure {
-                Some(e) => Err(e),
-                None => vm.run_jobs(deadline),
-            }
-        }
+        Command::Deliver(deliveries) => deliver(vm, deliveries, deadline),
     };
-    let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
-    Answer::Step(StepAnswer { step, calls })
+    let Some(responder) = responder else {
+        let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
+        return Answer::Step(StepAnswer { step, calls: calls.into_iter().map(Outcome::Declined).collect() });
+    };
+    loop {
+        if step.is_err() {
+            return Answer::Step(StepAnswer { step, calls: Vec::new() });
+        }
+        let calls: Vec<Outcome> =
+            vm.take_host_calls().into_iter().map(|call| responder.respond(call)).collect();
+        let answered = !calls.is_empty() && calls.iter().all(|c| matches!(c, Outcome::Answered(..)));
+        if !(answered && matches!(step, Ok(Step::Pending { .. })) && responder.may_go_on(deadline)) {
+            return Answer::Step(StepAnswer { step, calls });
+        }
+        responder.delivered(calls.len());
+        let replies = calls.into_iter().filter_map(|c| match c {
+            Outcome::Answered(id, reply) => Some((id, reply)),
+            _ => None,
+        });
+        step = deliver(vm, replies, deadline);
+    }
+}
+
+/// Settles host calls, then runs jobs.
+fn deliver(
+    vm: &mut Vm,
+    deliveries: impl IntoIterator<Item = (u32, Delivery)>,
+    deadline: Instant,
+) -> Result<Step, SandboxError> {
+    for (id, delivery) in deliveries {
+        match vm.deliver(id, delivery, deadline) {
+            Ok(()) | Err(SandboxError::UnknownCall { .. }) | Err(SandboxError::InvalidJson) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    vm.run_jobs(deadline)
 }
 
 /// VMs started ahead of time for runs on the caller's thread, and the background thread that

@@ -16,7 +16,7 @@ use codemode_sandbox::{Sandbox, SandboxConfig, SandboxError};
 use super::{CodeMode, Inner};
 use crate::admission::Admission;
 use crate::error::BuildError;
-use crate::host::{EventSink, NoEvents, ToolHost};
+use crate::host::{EventSink, ToolHost};
 use crate::schema::Validators;
 use crate::store::envelope::{self, StateKey};
 use crate::store::local::RunStore as LocalRuns;
@@ -33,7 +33,7 @@ pub struct CodeModeBuilder {
     config: CodeModeConfig,
     tools: Vec<ToolSpec>,
     host: Option<Arc<dyn ToolHost>>,
-    events: Arc<dyn EventSink>,
+    events: Option<Arc<dyn EventSink>>,
     namespaces: NamespaceRegistry,
     mcp_servers: Vec<McpServer>,
     sandbox_factory: Option<SandboxFactory>,
@@ -77,9 +77,9 @@ impl CodeModeBuilder {
         self
     }
 
-    /// Receives nested-call events. Default: [`NoEvents`].
+    /// Receives nested-call events. Default: none (like [`crate::NoEvents`], and the events are not built).
     pub fn events(mut self, events: Arc<dyn EventSink>) -> Self {
-        self.events = events;
+        self.events = Some(events);
         self
     }
 
@@ -217,7 +217,7 @@ impl CodeMode {
             config,
             tools: Vec::new(),
             host: None,
-            events: Arc::new(NoEvents),
+            events: None,
             namespaces: NamespaceRegistry::global().clone(),
             mcp_servers: Vec::new(),
             sandbox_factory: None,

@@ -1,6 +1,13 @@
 //! Serving the guest's requests: catalog search and describe, `API.search`, and nested tool calls
 //! (catalog, namespace and MCP) checked, dispatched to the host and shaped for the guest.
+//! The pump serves here ([`CodeMode::dispatch`]); the common requests are first offered to the
+//! run's [`Responder`](super::respond::Responder) on the guest's own thread, which shares the
+//! checks and the tool start below.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use codemode_bridge::{DeliveryExt, DeliveryLimits, HostRequest, call_envelope, decode_request};
@@ -9,10 +16,11 @@ use codemode_core::{PendingToolCall, ToolSource, ToolSpec};
 use codemode_mcp::HeaderOptions;
 use codemode_sandbox::{Delivery, HostCall};
 use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
 
 use super::CodeMode;
-use crate::host::{CodeModeEvent, NestedCall, ToolError, ToolOutcome};
-use crate::run::RunState;
+use crate::host::{CodeModeEvent, NestedCall, RunScope, ToolError, ToolOutcome};
+use crate::run::{Counters, RunState};
 use crate::schema::{self, Direction};
 use crate::store::shared;
 
@@ -24,9 +32,12 @@ pub(super) enum Handled {
     Fatal(String),
 }
 
+/// A nested call's host work, ending in the reply for the guest.
+pub(super) type Work = Pin<Box<dyn Future<Output = Delivery> + Send>>;
+
 /// The shape a tool result is delivered in.
 #[derive(Clone, Copy)]
-enum Shape {
+pub(super) enum Shape {
     /// `tools.callValue`, convenience names, namespaces: `details`.
     Value,
     /// `tools.call`: `{ tool, result: { content, details } }`.
@@ -36,7 +47,7 @@ enum Shape {
 }
 
 impl Shape {
-    fn code(self) -> u8 {
+    pub(super) fn code(self) -> u8 {
         match self {
             Shape::Value => 0,
             Shape::Envelope => 1,
@@ -57,73 +68,74 @@ impl Shape {
 /// Most description characters per `API.search` hit.
 const API_SEARCH_DESCRIPTION_CHARS: usize = 300;
 
-/// Starts a nested call's work: polled once right here, so a host that answers at once (a fixture,
-/// a cache, an in-process tool) costs no task switch and its reply is delivered with this step's
-/// other ready replies ([`Handled::Ready`], except in a restart-safe run); spawned, with its abort handle kept in the run, only
-/// if it has to wait (its reply then lands in the run's mailbox).
-fn start_task(
-    run: &mut RunState,
-    runtime: &tokio::runtime::Handle,
-    vm_id: u32,
-    work: impl std::future::Future<Output = Delivery> + Send + 'static,
-) -> Handled {
-    let mut work = Box::pin(work);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if let std::task::Poll::Ready(reply) = work.as_mut().poll(&mut cx) {
-        if run.restart_safe {
-            // Never delivered within this call: every continuation of a restart-safe run is a
-            // `wait`, which finds the reply in the mailbox.
-            let _ = run.tx.send((vm_id, reply));
-            return Handled::Async;
+/// What a nested call needs of its run: borrowed from the [`RunState`] by the pump, from the
+/// [`Responder`] on the guest's thread.
+pub(super) struct Site<'a> {
+    pub run_id: &'a str,
+    pub scope: &'a RunScope,
+    pub parent_call_id: &'a Option<String>,
+    pub restart_safe: bool,
+    pub semaphore: &'a Arc<Semaphore>,
+    pub counts: &'a Counters,
+}
+
+impl RunState {
+    fn site(&self) -> Site<'_> {
+        Site {
+            run_id: &self.run_id,
+            scope: &self.scope,
+            parent_call_id: &self.parent_call_id,
+            restart_safe: self.restart_safe,
+            semaphore: &self.semaphore,
+            counts: &self.counts,
         }
-        return Handled::Ready(reply);
     }
-    let tx = run.tx.clone();
-    let task = runtime.spawn(async move {
-        let reply = work.await;
-        let _ = tx.send((vm_id, reply));
-    });
-    run.tasks.insert(vm_id, task.abort_handle());
-    Handled::Async
+}
+
+/// A checked tool call: refused, or its host work (not polled yet) and what the run lists of it
+/// while it is pending.
+pub(super) enum Prepared {
+    Refused(Delivery),
+    Work { pending: PendingToolCall, work: Work },
+}
+
+/// Polls `work` once (no task switch, no waker): a host that answers at once (a fixture, a cache,
+/// an in-process tool) is done here.
+pub(super) fn poll_once(mut work: Work) -> Result<Delivery, Work> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match work.as_mut().poll(&mut cx) {
+        Poll::Ready(reply) => Ok(reply),
+        Poll::Pending => Err(work),
+    }
 }
 
 impl CodeMode {
     /// Decodes and serves one guest request.
     pub(super) fn dispatch(&self, run: &mut RunState, call: HostCall) -> Handled {
-        let inner = &self.inner;
-        let limits = DeliveryLimits::default();
         let request = match decode_request(&call.payload) {
             Ok(request) => request,
             Err(e) if e.is_fatal() => return Handled::Fatal(e.to_string()),
             Err(e) => return Handled::Ready(e.reply()),
         };
+        let request = match self.lookup(&run.counts, request) {
+            Ok(reply) => return Handled::Ready(reply),
+            Err(request) => request,
+        };
         match request {
-            HostRequest::Search { query, limit } => {
-                run.counts.search += 1;
-                let hits = inner.catalog.search_with_config(&query, limit.map(|l| l as f64), &inner.config);
-                Handled::Ready(Delivery::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
+            HostRequest::Call { id, input } => {
+                let prepared = self.prepare_guest_tool(&run.site(), id, input, Shape::Envelope);
+                launch(run, call.id, prepared)
             }
-            HostRequest::ApiSearch { query, limit } => {
-                run.counts.search += 1;
-                let limit = inner.config.search_limit(limit.map(|l| l as f64));
-                Handled::Ready(Delivery::value(&self.api_search(&query, limit), &limits))
-            }
-            HostRequest::Describe { id } => {
-                run.counts.describe += 1;
-                match inner.catalog.describe(&id) {
-                    Ok(described) => Handled::Ready(Delivery::value(
-                        &serde_json::to_value(described).unwrap_or(Value::Null),
-                        &limits,
-                    )),
-                    Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
-                }
-            }
-            HostRequest::Call { id, input } => self.call_guest_tool(run, call.id, id, input, Shape::Envelope),
             HostRequest::CallValue { id, input } => {
-                self.call_guest_tool(run, call.id, id, input, Shape::Value)
+                let prepared = self.prepare_guest_tool(&run.site(), id, input, Shape::Value);
+                launch(run, call.id, prepared)
+            }
+            HostRequest::Mcp { server, tool, input } => {
+                let prepared = self.prepare_mcp(&run.site(), &server, &tool, input);
+                launch(run, call.id, prepared)
             }
             HostRequest::Namespace { namespace, path, args } => {
-                run.counts.call += 1;
+                run.counts.called();
                 let resolved = match run.namespaces.resolve(&namespace, &path) {
                     Ok(resolved) => resolved,
                     Err(message) => return Handled::Ready(Delivery::reject(message, Some("invalid_input"))),
@@ -133,42 +145,14 @@ impl CodeMode {
                 let catalog_id =
                     run.namespace_tools.get(&namespace).and_then(|tools| tools.get(&tool_name)).cloned();
                 match catalog_id {
-                    Some(catalog_id) => self.start_tool(run, call.id, catalog_id, input, Shape::Value),
+                    Some(catalog_id) => {
+                        let prepared = self.prepare_tool(&run.site(), catalog_id, input, Shape::Value);
+                        launch(run, call.id, prepared)
+                    }
                     None => Handled::Ready(Delivery::reject(
                         "namespace call: undeclared tool",
                         Some("invalid_input"),
                     )),
-                }
-            }
-            HostRequest::Mcp { server, tool, input } => {
-                run.counts.call += 1;
-                let resolved =
-                    inner.mcp.as_ref().and_then(|api| api.resolve(&server, &tool)).map(|r| r.catalog_id);
-                match resolved.and_then(|id| inner.catalog.spec(&id).map(|spec| (id, spec))) {
-                    Some((catalog_id, spec)) => {
-                        self.start_spec(run, call.id, catalog_id, spec, Value::Object(input), Shape::Mcp)
-                    }
-                    None => Handled::Ready(Delivery::reject(
-                        format!(
-                            "MCP.{}.{} is not available in this run; see API.list(\"mcp\")",
-                            cut(&server),
-                            cut(&tool)
-                        ),
-                        Some("unknown_tool"),
-                    )),
-                }
-            }
-            HostRequest::McpApi { server, tool, schema } => {
-                let Some(api) = &inner.mcp else {
-                    return Handled::Ready(Delivery::reject(
-                        "no MCP servers are available in this run",
-                        Some("unknown_tool"),
-                    ));
-                };
-                let options = if schema { HeaderOptions::with_schema() } else { HeaderOptions::default() };
-                match api.header(&server, tool.as_deref(), &options) {
-                    Ok(header) => Handled::Ready(Delivery::value(&header.to_json(), &limits)),
-                    Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
                 }
             }
             HostRequest::ResourcesRead { server, input } => {
@@ -198,6 +182,48 @@ impl CodeMode {
                 "code mode bridge: unsupported request",
                 Some("invalid_input"),
             )),
+        }
+    }
+
+    /// Serves the requests that only read the catalog (search, describe, `API.search`, `$api`),
+    /// counting them; `Err` gives any other request back.
+    pub(super) fn lookup(&self, counts: &Counters, request: HostRequest) -> Result<Delivery, HostRequest> {
+        let inner = &self.inner;
+        let limits = DeliveryLimits::default();
+        match request {
+            HostRequest::Search { query, limit } => {
+                counts.searched();
+                let hits = inner.catalog.search_with_config(&query, limit.map(|l| l as f64), &inner.config);
+                Ok(Delivery::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
+            }
+            HostRequest::ApiSearch { query, limit } => {
+                counts.searched();
+                let limit = inner.config.search_limit(limit.map(|l| l as f64));
+                Ok(Delivery::value(&self.api_search(&query, limit), &limits))
+            }
+            HostRequest::Describe { id } => {
+                counts.described();
+                Ok(match inner.catalog.describe(&id) {
+                    Ok(described) => {
+                        Delivery::value(&serde_json::to_value(described).unwrap_or(Value::Null), &limits)
+                    }
+                    Err(e) => Delivery::reject(e.to_string(), Some("unknown_tool")),
+                })
+            }
+            HostRequest::McpApi { server, tool, schema } => {
+                let Some(api) = &inner.mcp else {
+                    return Ok(Delivery::reject(
+                        "no MCP servers are available in this run",
+                        Some("unknown_tool"),
+                    ));
+                };
+                let options = if schema { HeaderOptions::with_schema() } else { HeaderOptions::default() };
+                Ok(match api.header(&server, tool.as_deref(), &options) {
+                    Ok(header) => Delivery::value(&header.to_json(), &limits),
+                    Err(e) => Delivery::reject(e.to_string(), Some("unknown_tool")),
+                })
+            }
+            other => Err(other),
         }
     }
 
@@ -235,54 +261,79 @@ impl CodeMode {
         Value::Array(out)
     }
 
-    /// Checks and dispatches one catalog tool call (catalog, namespace or MCP) to the host.
-    fn start_tool(
+    /// Checks a catalog tool call (catalog, namespace or MCP) by catalog id.
+    fn prepare_tool(
         &self,
-        run: &mut RunState,
-        vm_id: u32,
+        site: &Site<'_>,
         catalog_id: String,
         input: Value,
         shape: Shape,
-    ) -> Handled {
+    ) -> (Prepared, Shape) {
         let Some(spec) = self.inner.catalog.spec(&catalog_id) else {
-            return Handled::Ready(Delivery::reject(
-                format!("unknown tool id {:?}", cut(&catalog_id)),
-                Some("unknown_tool"),
-            ));
+            let reply =
+                Delivery::reject(format!("unknown tool id {:?}", cut(&catalog_id)), Some("unknown_tool"));
+            return (Prepared::Refused(reply), shape);
         };
-        self.start_spec(run, vm_id, catalog_id, spec, input, shape)
+        (self.prepare_spec(site, catalog_id, spec, input, shape), shape)
     }
 
     /// `tools.call` / `tools.callValue`: one catalog lookup decides whether the guest may call
     /// `id` (an unknown or MCP id is refused with the catalog's message) and finds its spec.
-    fn call_guest_tool(
+    pub(super) fn prepare_guest_tool(
         &self,
-        run: &mut RunState,
-        vm_id: u32,
+        site: &Site<'_>,
         id: String,
         input: Option<Value>,
         shape: Shape,
-    ) -> Handled {
-        run.counts.call += 1;
-        match self.inner.catalog.guest_spec(&id) {
-            Ok(spec) => self.start_spec(run, vm_id, id, spec, input.unwrap_or_else(empty_object), shape),
-            Err(e) => Handled::Ready(Delivery::reject(e.to_string(), Some("unknown_tool"))),
-        }
+    ) -> (Prepared, Shape) {
+        site.counts.called();
+        let prepared = match self.inner.catalog.guest_spec(&id) {
+            Ok(spec) => self.prepare_spec(site, id, spec, input.unwrap_or_else(empty_object), shape),
+            Err(e) => Prepared::Refused(Delivery::reject(e.to_string(), Some("unknown_tool"))),
+        };
+        (prepared, shape)
     }
 
-    /// [`start_tool`](Self::start_tool) for a tool whose spec the caller already looked up.
-    fn start_spec(
+    /// `MCP.<server>.<tool>(input)`.
+    pub(super) fn prepare_mcp(
         &self,
-        run: &mut RunState,
-        vm_id: u32,
+        site: &Site<'_>,
+        server: &str,
+        tool: &str,
+        input: Map<String, Value>,
+    ) -> (Prepared, Shape) {
+        let inner = &self.inner;
+        site.counts.called();
+        let resolved = inner.mcp.as_ref().and_then(|api| api.resolve(server, tool)).map(|r| r.catalog_id);
+        let prepared = match resolved.and_then(|id| inner.catalog.spec(&id).map(|spec| (id, spec))) {
+            Some((catalog_id, spec)) => {
+                self.prepare_spec(site, catalog_id, spec, Value::Object(input), Shape::Mcp)
+            }
+            None => Prepared::Refused(Delivery::reject(
+                format!(
+                    "MCP.{}.{} is not available in this run; see API.list(\"mcp\")",
+                    cut(server),
+                    cut(tool)
+                ),
+                Some("unknown_tool"),
+            )),
+        };
+        (prepared, Shape::Mcp)
+    }
+
+    /// Checks a tool call whose spec the caller already looked up (restart-safety, input and
+    /// declared output schemas, a host) and numbers it; its host work is not polled yet.
+    fn prepare_spec(
+        &self,
+        site: &Site<'_>,
         catalog_id: String,
         spec: &ToolSpec,
         input: Value,
         shape: Shape,
-    ) -> Handled {
+    ) -> Prepared {
         let inner = &self.inner;
         let trusted = spec.origin.is_trusted();
-        if run.restart_safe {
+        if site.restart_safe {
             let side_effecting = if spec.source() == ToolSource::Mcp {
                 true
             } else {
@@ -293,7 +344,7 @@ impl CodeMode {
                     .unwrap_or_else(|| !(trusted && spec.annotations.is_read_only()))
             };
             if side_effecting {
-                return Handled::Ready(Delivery::reject(
+                return Prepared::Refused(Delivery::reject(
                     format!(
                         "{catalog_id} was refused before it ran: this run is restart-safe (restartSafe) and the tool \
                          may have side effects"
@@ -305,14 +356,14 @@ impl CodeMode {
         match &*inner.validators.get(&catalog_id, Direction::Input, &spec.parameters) {
             Ok(validator) => {
                 if let Err(problems) = schema::check(validator, &spec.parameters, &input) {
-                    return Handled::Ready(Delivery::reject(
+                    return Prepared::Refused(Delivery::reject(
                         format!("invalid input for {catalog_id}: {problems}"),
                         Some("invalid_input"),
                     ));
                 }
             }
             Err(reason) if trusted => {
-                return Handled::Ready(Delivery::reject(
+                return Prepared::Refused(Delivery::reject(
                     format!("{catalog_id} cannot run: its input schema is invalid ({reason})"),
                     Some("invalid_schema"),
                 ));
@@ -324,39 +375,32 @@ impl CodeMode {
             && let Some(output_schema) = &spec.output_schema
             && let Err(reason) = &*inner.validators.get(&catalog_id, Direction::Output, output_schema)
         {
-            return Handled::Ready(Delivery::reject(
+            return Prepared::Refused(Delivery::reject(
                 format!("{catalog_id} cannot run: its declared output schema is invalid ({reason})"),
                 Some("invalid_schema"),
             ));
         }
         let Some(host) = inner.host.clone() else {
-            return Handled::Ready(Delivery::reject("no tool host is configured", Some("unavailable")));
+            return Prepared::Refused(Delivery::reject("no tool host is configured", Some("unavailable")));
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return Handled::Ready(Delivery::reject(
-                "no async runtime to run the tool on",
-                Some("unavailable"),
-            ));
-        };
-        run.next_call += 1;
-        let call_id = format!("{}.{}", run.run_id, run.next_call);
+        let call_id = format!("{}.{}", site.run_id, site.counts.number_call());
         let nested = NestedCall {
-            scope: run.scope.clone(),
-            run_id: run.run_id.clone(),
-            parent_call_id: run.parent_call_id.clone(),
+            scope: site.scope.clone(),
+            run_id: site.run_id.to_owned(),
+            parent_call_id: site.parent_call_id.clone(),
             call_id: call_id.clone(),
             catalog_id: catalog_id.clone(),
             input,
-            restart_safe: run.restart_safe,
+            restart_safe: site.restart_safe,
         };
-        run.in_flight
-            .insert(vm_id, PendingToolCall::new(call_id, catalog_id.clone(), Some(nested.input.clone())));
-        run.shapes.insert(vm_id, shape.code());
+        let pending = PendingToolCall::new(call_id, catalog_id.clone(), Some(nested.input.clone()));
         let this = self.clone();
-        let semaphore = run.semaphore.clone();
-        start_task(run, &runtime, vm_id, async move {
+        let semaphore = site.semaphore.clone();
+        let work = Box::pin(async move {
             let _permit = semaphore.acquire_owned().await;
-            let events = &this.inner.events;
+            let Some(events) = &this.inner.events else {
+                return this.finish_tool(&catalog_id, shape, host.call(nested).await).0;
+            };
             events.emit(CodeModeEvent::NestedCallStarted {
                 scope: nested.scope.clone(),
                 run_id: nested.run_id.clone(),
@@ -385,7 +429,8 @@ impl CodeMode {
                 duration: started.elapsed(),
             });
             reply
-        })
+        });
+        Prepared::Work { pending, work }
     }
 
     /// Dispatches in-flight call `vm_id` of `run` again (its process stopped; the run is
@@ -396,7 +441,8 @@ impl CodeMode {
             return Some(shared::interrupted_reply());
         };
         let input = pending.input.unwrap_or_else(empty_object);
-        match self.start_tool(run, vm_id, pending.tool_id, input, shape) {
+        let prepared = self.prepare_tool(&run.site(), pending.tool_id, input, shape);
+        match launch(run, vm_id, prepared) {
             Handled::Ready(reply) => Some(reply),
             Handled::Async => None,
             Handled::Yield | Handled::Fatal(_) => Some(shared::interrupted_reply()),
@@ -465,11 +511,10 @@ impl CodeMode {
                 Some("unknown_tool"),
             ));
         };
-        let (Some(host), Ok(runtime)) = (inner.host.clone(), tokio::runtime::Handle::try_current()) else {
+        let Some(host) = inner.host.clone() else {
             return Handled::Ready(Delivery::reject("no tool host is configured", Some("unavailable")));
         };
-        run.next_call += 1;
-        let call_id = format!("{}.{}", run.run_id, run.next_call);
+        let call_id = format!("{}.{}", run.run_id, run.counts.number_call());
         let tool_id = match &extra {
             McpExtra::Resource { .. } => format!("mcp:{server_name}:resources/read"),
             McpExtra::Prompt { .. } => format!("mcp:{server_name}:prompts/get"),
@@ -477,7 +522,7 @@ impl CodeMode {
         run.in_flight.insert(vm_id, PendingToolCall::new(call_id, tool_id, None));
         let scope = run.scope.clone();
         let semaphore = run.semaphore.clone();
-        start_task(run, &runtime, vm_id, async move {
+        let work: Work = Box::pin(async move {
             let _permit = semaphore.acquire_owned().await;
             let result = match extra {
                 McpExtra::Resource { uri } => host.read_resource(&scope, &server_name, &uri).await,
@@ -489,8 +534,55 @@ impl CodeMode {
                 Ok(value) => Delivery::value(&value, &DeliveryLimits::default()),
                 Err(e) => Delivery::reject_sanitized(&e.message, e.code.as_deref()),
             }
-        })
+        });
+        start(run, vm_id, work)
     }
+}
+
+/// Starts a prepared tool call of the pump: its pending entry and shape are recorded, then
+/// [`start`].
+fn launch(run: &mut RunState, vm_id: u32, (prepared, shape): (Prepared, Shape)) -> Handled {
+    match prepared {
+        Prepared::Refused(reply) => Handled::Ready(reply),
+        Prepared::Work { pending, work } => {
+            run.in_flight.insert(vm_id, pending);
+            run.shapes.insert(vm_id, shape.code());
+            start(run, vm_id, work)
+        }
+    }
+}
+
+/// Starts a nested call's work: polled once right here, so a host that answers at once costs no
+/// task switch and its reply is delivered with this step's other ready replies
+/// ([`Handled::Ready`], except in a restart-safe run); spawned, with its abort handle kept in the
+/// run, only if it has to wait (its reply then lands in the run's mailbox).
+fn start(run: &mut RunState, vm_id: u32, work: Work) -> Handled {
+    match poll_once(work) {
+        Ok(reply) if run.restart_safe => {
+            // Never delivered within this call: every continuation of a restart-safe run is a
+            // `wait`, which finds the reply in the mailbox.
+            let _ = run.tx.send((vm_id, reply));
+            Handled::Async
+        }
+        Ok(reply) => Handled::Ready(reply),
+        Err(work) => spawn(run, vm_id, work),
+    }
+}
+
+/// Spawns a nested call's work on the runtime; its reply lands in the run's mailbox.
+pub(super) fn spawn(run: &mut RunState, vm_id: u32, work: Work) -> Handled {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        run.in_flight.remove(&vm_id);
+        run.shapes.remove(&vm_id);
+        return Handled::Ready(Delivery::reject("no async runtime to run the tool on", Some("unavailable")));
+    };
+    let tx = run.tx.clone();
+    let task = runtime.spawn(async move {
+        let reply = work.await;
+        let _ = tx.send((vm_id, reply));
+    });
+    run.tasks.insert(vm_id, task.abort_handle());
+    Handled::Async
 }
 
 enum McpExtra {

@@ -15,7 +15,6 @@ use codemode_sandbox::{Delivery, Step};
 use serde_json::Value;
 
 use super::CodeMode;
-use super::dispatch::Handled;
 use super::report::{guest_error_message, unavailable, unreachable_flow};
 use crate::abort::AbortSignal;
 use crate::admission::Refusal;
@@ -136,6 +135,7 @@ impl CodeMode {
             Err(refused) => return self.refused(Some(&*run), refused),
         };
         let deadline = Instant::now() + remaining;
+        let responder = self.responder(&run, &abort);
         let started = tokio::select! {
             biased;
             _ = abort.aborted() => return self.aborted(Some(&*run)),
@@ -143,6 +143,7 @@ impl CodeMode {
                 sandbox,
                 run.ledger.clone(),
                 deadline,
+                responder,
                 (script, body, file),
                 self.placement(&abort),
             ) => started,
@@ -217,8 +218,16 @@ impl CodeMode {
             )));
         };
         let origin = Origin::Restore(snapshot);
-        let vm = match VmThread::start(sandbox, origin, run.ledger.clone(), deadline, self.placement(abort))
-            .await
+        let responder = self.responder(run, abort);
+        let vm = match VmThread::start(
+            sandbox,
+            origin,
+            run.ledger.clone(),
+            deadline,
+            responder,
+            self.placement(abort),
+        )
+        .await
         {
             Ok(vm) => vm,
             Err(e) => {
@@ -301,18 +310,13 @@ impl CodeMode {
                 Ok(Step::Pending { .. }) => {}
             }
             let mut ready: Vec<Landed> = Vec::new();
-            for call in answer.calls {
-                let id = call.id;
-                match self.dispatch(run, call) {
-                    Handled::Ready(reply) => ready.push((id, reply)),
-                    Handled::Async | Handled::Yield => {}
-                    Handled::Fatal(message) => {
-                        return Flow::Done(self.fail(
-                            Some(&*run),
-                            CodeModeErrorCode::RuntimeUnavailable,
-                            message,
-                        ));
-                    }
+            for outcome in answer.calls {
+                if let Err(message) = self.take_outcome(run, outcome, &mut ready) {
+                    return Flow::Done(self.fail(
+                        Some(&*run),
+                        CodeModeErrorCode::RuntimeUnavailable,
+                        message,
+                    ));
                 }
             }
             if abort.is_aborted() {
@@ -478,10 +482,14 @@ impl CodeMode {
         }
         run.snapshot = Some(snapshot);
         let output = lock(&run.ledger).output.take_new();
-        let waiting =
-            WaitingResult::new(run.run_id.clone(), reason, run.pending_calls(), self.telemetry(&run.counts))
-                .with_output(output)
-                .replay_safe(run.restart_safe);
+        let waiting = WaitingResult::new(
+            run.run_id.clone(),
+            reason,
+            run.pending_calls(),
+            self.telemetry(&run.counts.counts()),
+        )
+        .with_output(output)
+        .replay_safe(run.restart_safe);
         let ttl = Duration::from_secs(inner.config.snapshot_ttl_seconds());
         if let Some(shared) = &inner.shared
             && let Some(snapshot) = run.snapshot.take()
@@ -494,7 +502,7 @@ impl CodeMode {
                 TOO_MANY,
                 Some(CodeModeErrorCode::InvalidInput),
                 waiting.output,
-                self.telemetry(&run.counts),
+                self.telemetry(&run.counts.counts()),
             )),
         }
     }

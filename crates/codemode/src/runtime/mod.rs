@@ -1,11 +1,13 @@
 //! [`CodeMode`]: the runtime of one effective tool set. Building it and its base image is
 //! [`build`], driving `exec`/`wait` (pump, suspend, resume) is [`drive`], serving the guest's
-//! nested calls is [`dispatch`], and shaping results and telemetry is [`report`].
+//! nested calls is [`dispatch`] (on the async side) and [`respond`] (on the guest's own thread),
+//! and shaping results and telemetry is [`report`].
 
 mod build;
 mod dispatch;
 pub(crate) mod drive;
 mod report;
+mod respond;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -22,13 +24,15 @@ use crate::store::local::RunStore as LocalRuns;
 use crate::store::shared::Shared;
 
 pub use build::{CodeModeBuilder, SandboxFactory};
+pub(crate) use respond::{Outcome, Responder};
 
 pub(crate) struct Inner {
     pub config: CodeModeConfig,
     pub tools: Vec<ToolSpec>,
     pub catalog: Catalog,
     pub host: Option<Arc<dyn ToolHost>>,
-    pub events: Arc<dyn EventSink>,
+    /// Where nested-call events go (`None`: nowhere, and they are not even built).
+    pub events: Option<Arc<dyn EventSink>>,
     pub namespaces: NamespaceRegistry,
     pub mcp: Option<McpApi>,
     /// The sandbox whose base image holds this catalog's guest API (runs add their namespaces).

@@ -25,7 +25,7 @@ impl CodeMode {
             return self.value_too_large(run, run.value_bytes);
         }
         let output = lock(&run.ledger).output.take_new();
-        CodeModeResult::Completed(CompletedResult::new(value, output, self.telemetry(&run.counts)))
+        CodeModeResult::Completed(CompletedResult::new(value, output, self.telemetry(&run.counts.counts())))
     }
 
     /// `output_limit_exceeded` for a returned value of `value_bytes` (at least) that does not fit in
@@ -53,7 +53,7 @@ impl CodeMode {
         message: impl Into<String>,
     ) -> CodeModeResult {
         let (output, counts) = match run {
-            Some(run) => (lock(&run.ledger).output.take_new(), run.counts),
+            Some(run) => (lock(&run.ledger).output.take_new(), run.counts.counts()),
             None => (Vec::new(), Counts::default()),
         };
         CodeModeResult::Failed(FailedResult::new(message, code.into(), output, self.telemetry(&counts)))

@@ -5,6 +5,7 @@ mod checklist;
 mod concurrency;
 mod discovery;
 mod guest_thread;
+mod immediate_calls;
 mod lifecycle;
 mod namespaces;
 mod positions;

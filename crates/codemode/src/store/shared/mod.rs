@@ -246,7 +246,10 @@ impl Shared {
             restart_safe: run.restart_safe,
             budgets: ledger.budgets.clone(),
             output: ledger.output.clone(),
-            counts: [run.counts.search, run.counts.describe, run.counts.call],
+            counts: {
+                let counts = run.counts.counts();
+                [counts.search, counts.describe, counts.call]
+            },
             namespaces: namespaces_digest(run),
             landed: run
                 .landed
@@ -279,7 +282,7 @@ impl Shared {
             value_bytes: run.value_bytes,
             code,
             typescript,
-            next_call: run.next_call,
+            next_call: run.counts.numbered(),
             captured_ago_ms: snapshot
                 .captured_ago()
                 .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::abort::AbortSignal;
 use crate::host::RunScope;
 use crate::prepare::{self, NotPrepared};
-use crate::run::{Counts, RunState};
+use crate::run::{Counters, Counts, RunState};
 use crate::runtime::CodeMode;
 use crate::store::envelope;
 use crate::store::{Claimed, OTHER_AGENT_RUN, OTHER_SESSION, unix_ms};
@@ -188,7 +188,7 @@ pub(super) async fn restore_state(
         ledger.output = state.output;
     }
     let [search, describe, call] = state.counts;
-    run.counts = Counts { search, describe, call };
+    run.counts = Counters::resume(Counts { search, describe, call }, state.next_call);
     run.landed = state
         .landed
         .into_iter()
@@ -209,7 +209,6 @@ pub(super) async fn restore_state(
     run.yields = state.yields;
     run.value = state.value;
     run.value_bytes = state.value_bytes;
-    run.next_call = state.next_call;
     run.snapshot = Some(snapshot);
     // What landed since the run was parked, then the calls still registered; an in-flight call
     // that is neither was settled by a claimant that stopped before parking: its owner is gone.

@@ -1,0 +1,169 @@
+//! A run's [`Responder`]: the guest's common requests served on the thread that runs the guest.
+//!
+//! The pump ([`CodeMode::dispatch`]) serves every request of a step on the async side. A run's
+//! [`Responder`] serves the common ones (search, describe, `API.search`, `$api`, tool and MCP
+//! calls) on the thread that ran the step, right after it: when each of a step's calls is
+//! answered at once, the VM delivers the answers and runs on without handing the step to the
+//! async side and back (two thread wake-ups per nested call on VM threads). What it cannot finish
+//! goes to the pump as an [`Outcome`] ([`CodeMode::take_outcome`]).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use codemode_bridge::{HostRequest, SharedLedger, decode_request, lock};
+use codemode_core::PendingToolCall;
+use codemode_sandbox::{Delivery, HostCall};
+use tokio::sync::Semaphore;
+
+use super::CodeMode;
+use super::dispatch::{Handled, Prepared, Shape, Site, Work, poll_once, spawn};
+use crate::abort::AbortSignal;
+use crate::host::RunScope;
+use crate::run::{Counters, RunState};
+
+/// What a run's [`Responder`] made of a guest call.
+pub(crate) enum Outcome {
+    /// Not served by the responder: the pump dispatches it.
+    Declined(HostCall),
+    /// Answered at once (delivered by the VM itself when the whole step was, else by the pump).
+    Answered(u32, Delivery),
+    /// A tool call whose host work has to wait: the pump registers and spawns it.
+    Started(Started),
+}
+
+/// A nested call started by a [`Responder`] whose host work did not finish on its first poll.
+pub(crate) struct Started {
+    vm_id: u32,
+    pending: PendingToolCall,
+    shape: Shape,
+    work: Work,
+}
+
+/// Serves a run's common guest requests on the thread that runs its guest (see the module docs).
+/// Made for each `exec`/`wait` call of a run that is not restart-safe (those are never drained
+/// within a call) and dropped with the VM's handle.
+pub(crate) struct Responder {
+    code_mode: CodeMode,
+    run_id: String,
+    scope: RunScope,
+    parent_call_id: Option<String>,
+    semaphore: Arc<Semaphore>,
+    counts: Arc<Counters>,
+    ledger: SharedLedger,
+    abort: AbortSignal,
+    /// Entered while host work is polled, so a host may use the runtime (timers, spawns).
+    runtime: tokio::runtime::Handle,
+}
+
+impl Responder {
+    fn site(&self) -> Site<'_> {
+        Site {
+            run_id: &self.run_id,
+            scope: &self.scope,
+            parent_call_id: &self.parent_call_id,
+            restart_safe: false,
+            semaphore: &self.semaphore,
+            counts: &self.counts,
+        }
+    }
+
+    /// Serves `call` if it is one the responder serves.
+    pub(crate) fn respond(&mut self, call: HostCall) -> Outcome {
+        let request = match decode_request(&call.payload) {
+            Ok(request) => request,
+            // The pump decodes it again and ends the run.
+            Err(e) if e.is_fatal() => return Outcome::Declined(call),
+            Err(e) => return Outcome::Answered(call.id, e.reply()),
+        };
+        let cm = &self.code_mode;
+        let request = match cm.lookup(&self.counts, request) {
+            Ok(reply) => return Outcome::Answered(call.id, reply),
+            Err(request) => request,
+        };
+        let prepared = match request {
+            HostRequest::Call { id, input } => {
+                cm.prepare_guest_tool(&self.site(), id, input, Shape::Envelope)
+            }
+            HostRequest::CallValue { id, input } => {
+                cm.prepare_guest_tool(&self.site(), id, input, Shape::Value)
+            }
+            HostRequest::Mcp { server, tool, input } => cm.prepare_mcp(&self.site(), &server, &tool, input),
+            _ => return Outcome::Declined(call),
+        };
+        let (pending, shape, work) = match prepared {
+            (Prepared::Refused(reply), _) => return Outcome::Answered(call.id, reply),
+            (Prepared::Work { pending, work }, shape) => (pending, shape, work),
+        };
+        let _entered = self.runtime.enter();
+        match poll_once(work) {
+            Ok(reply) => Outcome::Answered(call.id, reply),
+            Err(work) => Outcome::Started(Started { vm_id: call.id, pending, shape, work }),
+        }
+    }
+
+    /// Whether the VM may deliver answered calls and run on by itself: the run is not aborted,
+    /// the step's `deadline` has not passed, and the output is within `maxOutputBytes` (the pump
+    /// checks the same between steps).
+    pub(crate) fn may_go_on(&self, deadline: Instant) -> bool {
+        !self.abort.is_aborted() && Instant::now() < deadline && !lock(&self.ledger).output.limit_exceeded()
+    }
+
+    /// Books `n` replies the VM delivers itself (the pending-call budget, as the pump's delivery).
+    pub(crate) fn delivered(&self, n: usize) {
+        let mut ledger = lock(&self.ledger);
+        for _ in 0..n {
+            ledger.budgets.on_delivered();
+        }
+    }
+}
+
+impl CodeMode {
+    /// The responder for one `exec`/`wait` call of `run` (none for a restart-safe run, or outside
+    /// a tokio runtime).
+    pub(crate) fn responder(&self, run: &RunState, abort: &AbortSignal) -> Option<Responder> {
+        if run.restart_safe {
+            return None;
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        Some(Responder {
+            code_mode: self.clone(),
+            run_id: run.run_id.clone(),
+            scope: run.scope.clone(),
+            parent_call_id: run.parent_call_id.clone(),
+            semaphore: run.semaphore.clone(),
+            counts: run.counts.clone(),
+            ledger: run.ledger.clone(),
+            abort: abort.clone(),
+            runtime,
+        })
+    }
+
+    /// Takes over what a [`Responder`] left: answered replies join `ready`, started calls are
+    /// registered and spawned, declined ones are dispatched here. `Err` ends the run.
+    pub(super) fn take_outcome(
+        &self,
+        run: &mut RunState,
+        outcome: Outcome,
+        ready: &mut Vec<(u32, Delivery)>,
+    ) -> Result<(), String> {
+        match outcome {
+            Outcome::Answered(id, reply) => ready.push((id, reply)),
+            Outcome::Started(Started { vm_id, pending, shape, work }) => {
+                run.in_flight.insert(vm_id, pending);
+                run.shapes.insert(vm_id, shape.code());
+                if let Handled::Ready(reply) = spawn(run, vm_id, work) {
+                    ready.push((vm_id, reply));
+                }
+            }
+            Outcome::Declined(call) => {
+                let id = call.id;
+                match self.dispatch(run, call) {
+                    Handled::Ready(reply) => ready.push((id, reply)),
+                    Handled::Async | Handled::Yield => {}
+                    Handled::Fatal(message) => return Err(message),
+                }
+            }
+        }
+        Ok(())
+    }
+}
