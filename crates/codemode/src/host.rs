@@ -137,6 +137,9 @@ impl ToolError {
 /// once is delivered without a task or a thread hand-off; one that is pending is then spawned on
 /// the runtime. So do blocking work after an `.await` (or in `spawn_blocking`), not before the
 /// first one.
+///
+/// A call whose future panics fails with the catchable guest error "the tool host failed while
+/// running this call (it panicked)" (code `internal_error`); the run and the runtime go on.
 #[async_trait]
 pub trait ToolHost: Send + Sync + 'static {
     /// Runs the catalog tool `call.catalog_id` (core, plugin, MCP or client).

@@ -101,11 +101,31 @@ pub(super) enum Prepared {
 
 /// Polls `work` once (no task switch, no waker): a host that answers at once (a fixture, a cache,
 /// an in-process tool) is done here.
-pub(super) fn poll_once(mut work: Work) -> Result<Delivery, Work> {
-    let mut cx = Context::from_waker(Waker::noop());
-    match work.as_mut().poll(&mut cx) {
+pub(super) fn poll_once(work: Work) -> Result<Delivery, Work> {
+    let mut work = Caught(work);
+    match Pin::new(&mut work).poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(reply) => Ok(reply),
-        Poll::Pending => Err(work),
+        Poll::Pending => Err(work.0),
+    }
+}
+
+/// A nested call's work with its panics caught: a host that panics fails that call (the guest
+/// gets a catchable error), instead of taking the thread that polled it (a VM thread, or the
+/// caller's task) down with it.
+struct Caught(Work);
+
+impl Future for Caught {
+    type Output = Delivery;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Delivery> {
+        let work = &mut self.0;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work.as_mut().poll(cx))) {
+            Ok(poll) => poll,
+            Err(_) => Poll::Ready(Delivery::reject(
+                "the tool host failed while running this call (it panicked)",
+                Some("internal_error"),
+            )),
+        }
     }
 }
 
@@ -578,7 +598,7 @@ pub(super) fn spawn(run: &mut RunState, vm_id: u32, work: Work) -> Handled {
     };
     let tx = run.tx.clone();
     let task = runtime.spawn(async move {
-        let reply = work.await;
+        let reply = Caught(work).await;
         let _ = tx.send((vm_id, reply));
     });
     run.tasks.insert(vm_id, task.abort_handle());

@@ -150,3 +150,22 @@ async fn an_endless_loop_of_immediate_calls_returns_at_the_deadline() {
         assert_eq!(value(&f.run("return 'next';").await), json!("next"));
     }
 }
+
+/// A host that panics, on the first poll or later, fails that call with a catchable error; the
+/// run goes on, and so do the next runs (the VM thread is not lost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_host_fails_only_that_call() {
+    for thread in THREADS {
+        let f = fixture_thread(json!({}), thread);
+        f.host.set("openclaw:core:exec", Behavior::Panic(0));
+        f.host.set("openclaw:core:flaky", Behavior::Panic(20));
+        let code = "const out = []; for (const t of [tools.exec, tools.flaky]) { \
+                    try { await t({ command: 'x' }); out.push('no error'); } catch (e) { out.push(e.message); } } \
+                    out.push((await tools.web_search({ query: 'after' })).query); return out;";
+        let panicked = "the tool host failed while running this call (it panicked)";
+        assert_eq!(value(&f.run(code).await), json!([panicked, panicked, "after"]), "{thread:?}");
+        for _ in 0..3 {
+            assert_eq!(value(&f.run("return 'next';").await), json!("next"), "{thread:?}");
+        }
+    }
+}

@@ -32,6 +32,8 @@ pub enum Behavior {
     Gated(Value),
     /// Returns `details` plus raw content blocks.
     Content(Value, Value),
+    /// Panics after sleeping this many ms (0: at once, on the first poll).
+    Panic(u64),
 }
 
 #[derive(Default)]
@@ -103,6 +105,11 @@ impl ToolHost for ScriptedHost {
                 Ok(ToolOutcome::details(v))
             }
             Behavior::Content(details, content) => Ok(ToolOutcome::details(details).with_content(content)),
+            Behavior::Panic(0) => panic!("the scripted host panics"),
+            Behavior::Panic(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                panic!("the scripted host panics late")
+            }
         }
     }
 
