@@ -378,7 +378,7 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
 }
 
 /// What the things a query names are, by their form: a file name with an extension
-/// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
+/// (`notes.txt`, `.rs`) is a file, a wildcard pattern (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
 /// `@name` a user, and `#42` or a key like `OPS-7` an issue.
 pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
     distinct_entities(query, |kind, _| kind)
@@ -486,6 +486,11 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str, 
             && number.bytes().all(|b| b.is_ascii_digit())
         {
             push(chunk, "issue", "key");
+            continue;
+        }
+        if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
+            // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
+            push(chunk, "pattern", "glob");
             continue;
         }
         if let Some((stem, ext)) = chunk.rsplit_once('.')

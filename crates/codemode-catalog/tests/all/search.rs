@@ -1055,3 +1055,16 @@ fn a_one_tool_server_is_not_crowded_out_by_chance_matches_in_a_big_one() {
     );
     assert_eq!(ids(&catalog.search("update a wiki sprint", 1)), ["openclaw:wiki:wiki_update_sprint"]);
 }
+
+/// A wildcard pattern (`*.md`, `src/**/*.rs`) names the files it matches: a query of little
+/// else finds the tool that searches by pattern first.
+#[test]
+fn a_wildcard_pattern_asks_for_the_tool_that_matches_patterns() {
+    let tools = crate::support::load("filesystem", ToolOrigin::BundledPlugin, "filesystem");
+    let c = Catalog::build(tools, &CatalogOptions::default());
+    for query in ["the *.md under docs", "src/**/*.rs"] {
+        let hits = c.search_hits(query, 3);
+        assert_eq!(hits[0].entry.name, "search_files", "{query:?}: {:?}", hits[0].entry.id);
+        assert!(hits[0].matched.contains("asks: pattern"), "{query:?}: {}", hits[0].matched);
+    }
+}
