@@ -1068,3 +1068,14 @@ fn a_wildcard_pattern_asks_for_the_tool_that_matches_patterns() {
         assert!(hits[0].matched.contains("asks: pattern"), "{query:?}: {}", hits[0].matched);
     }
 }
+
+/// A query that opens with context takes its action from the clause that opens with a verb, and
+/// a phrasal verb split there joins (`throw it away` -> `throw away`, a delete).
+#[test]
+fn the_verb_of_a_later_clause_sets_the_action() {
+    let tools = crate::support::load("atlassian", ToolOrigin::BundledPlugin, "atlassian");
+    let c = Catalog::build(tools, &CatalogOptions::default());
+    let hits = c.search_hits("that runbook page is outdated, throw it away", 3);
+    assert_eq!(hits[0].entry.name, "confluence_delete_page", "{:?}", hits[0].entry.id);
+    assert!(hits[0].matched.contains("throw away"), "{}", hits[0].matched);
+}
