@@ -89,6 +89,9 @@ pub(crate) struct SearchIndex {
 }
 
 impl SearchIndex {
+    /// The most closed compounds one tail may stand for.
+    const MAX_COMPOUNDS_PER_TAIL: usize = 3;
+
     /// The closed compounds of the index, by tail (see [`compound_tails`](Self::compound_tails)).
     fn compound_tails(&self) -> FxHashMap<String, Vec<u32>> {
         let mut out: FxHashMap<String, Vec<u32>> = FxHashMap::default();
@@ -103,6 +106,9 @@ impl SearchIndex {
                 }
             }
         }
+        // A word that ends many compounds is a generic one (`list`, `get`): it says little about
+        // which of them the query means, and each would cost a pass over its postings.
+        out.retain(|_, ids| ids.len() <= Self::MAX_COMPOUNDS_PER_TAIL);
         out
     }
 
