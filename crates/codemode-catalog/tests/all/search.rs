@@ -720,12 +720,13 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.6% / 89.4%; held-out split 89.1% / 87.4% (the all-16 target is met, the
-/// one-catalog one is not); the first fresh set 84.6% / 83.2%; the second fresh set 78.8% /
-/// 69.3% (without its near copies of earlier intents 81.7% / 73.1%); the third fresh set, at its
-/// first measurement, 79.4% / 64.7% (168 distinct intents: 79.2% / 64.3%). This test holds these
-/// levels so they cannot silently regress, and the engine must beat the word-overlap baseline.
-/// On failure it prints misses of the tuning split only.
+/// Whole set 92.3% / 90.3%; held-out split 90.9% / 88.6% (both targets met); the first fresh set
+/// 90.9% / 88.8% and the second 85.4% / 73.7% (without its near copies of earlier intents 86.0% /
+/// 76.3%), both tuning sources now; the third fresh set 81.8% / 66.5% (168 distinct intents:
+/// 81.5% / 66.1%; 79.4% / 64.7% and 79.2% / 64.3% at its first measurement, before the round
+/// that followed its writing). This test holds these levels so they cannot silently regress, and
+/// the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
+/// split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -735,13 +736,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.915,
+        one.all.top3_rate() >= 0.923,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.894,
+        all.all.top3_rate() >= 0.902,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -755,8 +756,8 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.891, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.874, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.908, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.885, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
@@ -775,11 +776,11 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.846, 0.832, true);
-    check("fresh2", fresh2_report, 0.788, 0.693, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.817, 0.731, false);
-    check("fresh3", fresh3_report, 0.794, 0.647, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.792, 0.643, false);
+    check("fresh", fresh_report, 0.909, 0.888, true);
+    check("fresh2", fresh2_report, 0.854, 0.737, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.860, 0.763, false);
+    check("fresh3", fresh3_report, 0.817, 0.664, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.815, 0.660, false);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
