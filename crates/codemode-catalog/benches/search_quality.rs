@@ -4,8 +4,8 @@
 //! to print the top 3 of every labelled query). Prints the intent set's tables
 //! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
 //! and all 16, beside the word-overlap baseline, for the tuning and the held-out split; the fresh
-//! check sets `data/search-intents-fresh.json` and `data/search-intents-fresh2.json` in one line
-//! per setting), the older
+//! check sets `data/search-intents-fresh.json`, `data/search-intents-fresh2.json` and
+//! `data/search-intents-fresh3.json` in one line per setting), the older
 //! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
 //! first search (which builds the index), of one `search` call per intent, and of the quick index.
 
@@ -49,11 +49,14 @@ fn main() {
             }
         }
     }
-    // The fresh check sets: `data/search-intents-fresh.json` (a tuning source since the second
-    // was written) and `data/search-intents-fresh2.json` (never looked at while tuning).
-    for (set_name, set) in
-        [("fresh set", intents::fresh_intents()), ("fresh2 set", intents::fresh2_intents())]
-    {
+    // The fresh check sets: `data/search-intents-fresh.json` and `data/search-intents-fresh2.json`
+    // (tuning sources since a later set was written) and `data/search-intents-fresh3.json` (never
+    // looked at while tuning).
+    for (set_name, set) in [
+        ("fresh set", intents::fresh_intents()),
+        ("fresh2 set", intents::fresh2_intents()),
+        ("fresh3 set", intents::fresh3_intents()),
+    ] {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
         {

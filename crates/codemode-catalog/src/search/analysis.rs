@@ -263,8 +263,48 @@ pub(super) fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
 }
 
 /// The class of a query: its leading verb (a phrasal verb such as `get rid of` counts as the verb
-/// it folds into), or a question word (read). Filler words are skipped.
+/// it folds into), or a question word (read). Filler words are skipped. A query that opens with
+/// context rather than a verb ("the kb article is obsolete, throw it away") takes the class of the
+/// first later clause that opens with one.
 pub(super) fn query_class(query: &str) -> Option<VerbClass> {
+    if let Some(class) = leading_class(query) {
+        return Some(class);
+    }
+    if let Some(class) = later_clauses(query).find_map(|(_, clause)| leading_class(clause)) {
+        return Some(class);
+    }
+    // No verb: a past participle of an action verb after the noun names a state ("reviews
+    // submitted on a PR", "tickets assigned to me"), so the query looks something up.
+    let lexicon = lexicon();
+    let mut words: Vec<String> = Vec::new();
+    for_each_word(query, |w| words.push(w.to_owned()));
+    let first = words
+        .iter()
+        .find(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"));
+    let state = words.iter().any(|w| {
+        Some(w) != first
+            && w.len() >= 5
+            && w.ends_with("ed")
+            && lexicon.verb_terms.get(&stem(w)).is_some_and(|&c| c != VerbClass::Read)
+    });
+    state.then_some(VerbClass::Read)
+}
+
+/// The clauses after the first (the text after each `,`, `;`, `:` or ` - `), with their byte
+/// offsets in the query.
+fn later_clauses(query: &str) -> impl Iterator<Item = (usize, &str)> {
+    query
+        .char_indices()
+        .filter(|&(i, c)| {
+            matches!(c, ',' | ';' | ':')
+                || c == '-' && query[..i].ends_with(' ') && query[i + 1..].starts_with(' ')
+        })
+        .map(move |(i, c)| (i + c.len_utf8(), &query[i + c.len_utf8()..]))
+        .filter(|(_, rest)| rest.starts_with(' '))
+}
+
+/// The class of a text's leading verb or question word ([`query_class`] without its fallbacks).
+fn leading_class(query: &str) -> Option<VerbClass> {
     let lexicon = lexicon();
     let verbs = &lexicon.verbs;
     let mut words: Vec<String> = Vec::new();
@@ -314,22 +354,6 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
             return Some(class);
         }
     }
-    // No leading verb: a past participle of an action verb after the noun names a state
-    // ("reviews submitted on a PR", "tickets assigned to me"), so the query looks something up.
-    let mut state = false;
-    for_each_word(query, |w| {
-        if !state
-            && w != first
-            && w.len() >= 5
-            && w.ends_with("ed")
-            && lexicon.verb_terms.get(&stem(w)).is_some_and(|&c| c != VerbClass::Read)
-        {
-            state = true;
-        }
-    });
-    if state {
-        return Some(VerbClass::Read);
-    }
     None
 }
 
@@ -337,8 +361,19 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
 pub(super) const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down"];
 
 /// The query with a split phrasal verb joined (`take my star off` -> `take off my star`) when
-/// the vocabulary has the phrase, else `None`.
+/// the vocabulary has the phrase, else `None`: the verb that leads the query, or else the one
+/// that leads a later clause ("the page is obsolete, throw it away").
 pub(super) fn join_split_phrasal(query: &str) -> Option<String> {
+    if let Some(joined) = join_leading_phrasal(query) {
+        return Some(joined);
+    }
+    later_clauses(query).find_map(|(at, clause)| {
+        join_leading_phrasal(clause).map(|joined| format!("{} {joined}", &query[..at]))
+    })
+}
+
+/// [`join_split_phrasal`] for the verb that leads the text.
+fn join_leading_phrasal(query: &str) -> Option<String> {
     let mut words: Vec<String> = Vec::new();
     for_each_word(query, |w| {
         if words.len() < MAX_QUERY_TERMS * 2 {
@@ -378,7 +413,7 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
 }
 
 /// What the things a query names are, by their form: a file name with an extension
-/// (`notes.txt`, `.rs`) is a file, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
+/// (`notes.txt`, `.rs`) is a file, a wildcard pattern (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
 /// `@name` a user, and `#42` or a key like `OPS-7` an issue.
 pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
     distinct_entities(query, |kind, _| kind)
@@ -486,6 +521,11 @@ fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str, 
             && number.bytes().all(|b| b.is_ascii_digit())
         {
             push(chunk, "issue", "key");
+            continue;
+        }
+        if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
+            // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
+            push(chunk, "pattern", "glob");
             continue;
         }
         if let Some((stem, ext)) = chunk.rsplit_once('.')

@@ -83,6 +83,12 @@ impl SearchIndex {
                     add(&mut out, id, PREFIX_WEIGHT, Kind::Near);
                 }
             }
+            // Closed compounds this one ends (`vault` -> `keyvault`).
+            if let Some(ids) = self.compound_tails.get(term) {
+                for &id in ids {
+                    add(&mut out, id, PREFIX_WEIGHT, Kind::Near);
+                }
+            }
             // Indexed terms this one starts with.
             for end in 4..term.len() {
                 if let Some(prefix) = term.get(..end)

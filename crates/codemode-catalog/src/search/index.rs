@@ -63,6 +63,10 @@ pub(crate) struct SearchIndex {
     pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
     /// Indexed raw words (for "is this query word indexed").
     pub(super) known_words: FxHashMap<String, u32>,
+    /// Closed compounds by their tail: an indexed term that is an indexed word followed by at
+    /// least 4 more letters (`keyvault` = `key` + `vault`, `containerapp` = `container` + `app`)
+    /// under that rest, so a query word can match the compound it ends.
+    pub(super) compound_tails: FxHashMap<String, Vec<u32>>,
     pub(super) doc_len: Vec<[f32; FIELDS]>,
     pub(super) avg_len: [f64; FIELDS],
     /// Lower-cased tool name and id per document, for exact matches.
@@ -85,6 +89,29 @@ pub(crate) struct SearchIndex {
 }
 
 impl SearchIndex {
+    /// The most closed compounds one tail may stand for.
+    const MAX_COMPOUNDS_PER_TAIL: usize = 3;
+
+    /// The closed compounds of the index, by tail (see [`compound_tails`](Self::compound_tails)).
+    fn compound_tails(&self) -> FxHashMap<String, Vec<u32>> {
+        let mut out: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+        for (id, term) in self.terms.iter().enumerate() {
+            if term.len() < 7 || !term.bytes().all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            for split in 3..=term.len() - 4 {
+                let (Some(head), Some(tail)) = (term.get(..split), term.get(split..)) else { continue };
+                if self.known_words.contains_key(head) || self.vocab.contains_key(head) {
+                    out.entry(tail.to_owned()).or_default().push(id as u32);
+                }
+            }
+        }
+        // A word that ends many compounds is a generic one (`list`, `get`): it says little about
+        // which of them the query means, and each would cost a pass over its postings.
+        out.retain(|_, ids| ids.len() <= Self::MAX_COMPOUNDS_PER_TAIL);
+        out
+    }
+
     pub(crate) fn build(docs: &[DocText<'_>]) -> SearchIndex {
         let mut index = SearchIndex::default();
         let mut totals = [0f64; FIELDS];
@@ -181,6 +208,7 @@ impl SearchIndex {
         let mut sorted: Vec<u32> = (0..index.terms.len() as u32).collect();
         sorted.sort_by(|&a, &b| index.terms[a as usize].cmp(&index.terms[b as usize]));
         index.sorted = sorted;
+        index.compound_tails = index.compound_tails();
         let idfs: Vec<f32> = (0..index.raw.len()).map(|id| index.idf(index.raw[id].len()) as f32).collect();
         for (id, idf) in &mut index.name_terms {
             *idf = idfs[*id as usize];

@@ -31,7 +31,9 @@
 //!   them at `0.9 * k^-0.25` and as near expansions, outside its concept); the other read verbs when it is one (`show` ~ `get` / `list` / `view`), 0.3;
 //!   the term formed with the next query word when the index knows it (`key vault` ->
 //!   `keyvault`), 0.8; vocabulary terms it is a prefix of or that are a prefix of it (both at least
-//!   4 characters), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
+//!   4 characters), 0.5; the closed compounds it ends (an indexed word followed by at least 4 more
+//!   letters: `vault` -> `keyvault`, `insights` -> `applicationinsights`; a tail that ends more
+//!   than 3 compounds is generic and stands for none), 0.5; and, when the word is not indexed at all (a typo of a rare word), the
 //!   indexed words within edit distance (adjacent transpositions count 1) 1 (4-7 characters) or 2
 //!   (8 and more), 0.7 / 0.45 (candidates that differ in more letters than the distance allows
 //!   are skipped unscored). A word's own term and its synonyms and compounds share one `idf`, the
@@ -50,8 +52,8 @@
 //!   search over that text, so no query pays a parse, and the index build does not touch it.
 //! - **Question words and named things.** What a question word asks for (vocabulary `ask` lines:
 //!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
-//!   time) and what the query names by its form (`notes.txt` a file, `https://...` or `example.com`
-//!   a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
+//!   time) and what the query names by its form (`notes.txt` a file, `*.log` a pattern,
+//!   `https://...` or `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
 //!   entry's best such term at weight 0.7, outside the coverage. The words of a named thing are
 //!   names, not words of the ask: `notes` of `notes.txt` or `general` of `#general` are not query
 //!   words (unless the query is nothing else).
@@ -101,7 +103,9 @@
 //!   `0.7 + 0.3 * r`: the query's evidence about a product area of a server (a wiki page, a
 //!   container registry) lifts that family over incidental matches in the server's other families.
 //! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
-//!   a question word reads) and the first verb of the tool's name are classified read / write /
+//!   a question word reads; a query that opens with context, "the page is obsolete, throw it
+//!   away", takes the verb or question word that opens its first later clause after a `,`, `;`,
+//!   `:` or ` - `, where a split particle joins its verb too) and the first verb of the tool's name are classified read / write /
 //!   delete; a leading word that is a verb only by its stem and ends in -s is a plural noun, not
 //!   a verb ("comments on a page" looks comments up). The same class scores x1.15; a read question against a write or delete tool x0.6 (and
 //!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and

@@ -544,7 +544,9 @@ use std::collections::HashSet;
 
 use codemode_catalog::search::{stem, vocabulary};
 
-use crate::intents::{Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, intents, tool_keys};
+use crate::intents::{
+    Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, intents, tool_keys,
+};
 
 fn content_terms(text: &str) -> HashSet<String> {
     const STOP: &[&str] = &[
@@ -647,6 +649,24 @@ fn fresh2_intent_set_has_the_promised_shape() {
     }
 }
 
+/// The third fresh check set: its own intents (none of an earlier set's texts), the same label
+/// rules.
+#[test]
+fn fresh3_intent_set_has_the_promised_shape() {
+    let fresh3 = fresh3_intents();
+    assert!(fresh3.len() >= 130, "{} fresh3 intents", fresh3.len());
+    check_labels(&fresh3);
+    let earlier: HashSet<String> = intents()
+        .into_iter()
+        .chain(fresh_intents())
+        .chain(fresh2_intents())
+        .map(|i| i.query.to_lowercase())
+        .collect();
+    for intent in &fresh3 {
+        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
+    }
+}
+
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
     evaluate(&intents(), setting, ranker, keep)
 }
@@ -659,31 +679,54 @@ fn fresh2_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
     evaluate(&fresh2_intents(), setting, ranker, |_| true)
 }
 
-/// The second fresh set without its near copies of earlier intents: the intents whose content
-/// words (stemmed) overlap those of every intent of the main and first fresh set by less than
-/// half (Jaccard). Written by the same hands, about a quarter of the second set came out close
-/// to an earlier text; tuning on the first fresh set could lift those without transferring, so
-/// this subset is the cleaner check.
-fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    let earlier: Vec<HashSet<String>> =
-        intents().iter().chain(fresh_intents().iter()).map(|i| content_terms(&i.query)).collect();
-    let distinct: HashSet<String> = fresh2_intents()
-        .into_iter()
+/// The intents of `set` that are not near copies of an earlier set's: their content words
+/// (stemmed) overlap those of every earlier intent by less than half (Jaccard).
+fn distinct_report(
+    set: &[Intent],
+    earlier: &[Intent],
+    setting: Setting,
+    ranker: Ranker,
+) -> crate::intents::Report {
+    let earlier: Vec<HashSet<String>> = earlier.iter().map(|i| content_terms(&i.query)).collect();
+    let distinct: HashSet<String> = set
+        .iter()
         .filter(|i| {
             let own = content_terms(&i.query);
             earlier.iter().all(|e| 2 * own.intersection(e).count() < own.union(e).count())
         })
-        .map(|i| i.query)
+        .map(|i| i.query.clone())
         .collect();
-    evaluate(&fresh2_intents(), setting, ranker, |i| distinct.contains(&i.query))
+    evaluate(set, setting, ranker, |i| distinct.contains(&i.query))
+}
+
+/// The second fresh set without its near copies of the main and first fresh set's intents.
+/// Written by the same hands, about a third of the second set came out close to an earlier text;
+/// tuning on the first fresh set could lift those without transferring, so this subset was the
+/// cleaner check while the second set was held out.
+fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    let earlier: Vec<Intent> = intents().into_iter().chain(fresh_intents()).collect();
+    distinct_report(&fresh2_intents(), &earlier, setting, ranker)
+}
+
+fn fresh3_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    evaluate(&fresh3_intents(), setting, ranker, |_| true)
+}
+
+/// The third fresh set without its near copies of the three earlier sets' intents (its texts
+/// were rephrased against them before the first measurement, so this is nearly all of it).
+fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    let earlier: Vec<Intent> = intents().into_iter().chain(fresh_intents()).chain(fresh2_intents()).collect();
+    distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
 /// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 91.6% / 89.4%; held-out split 89.1% / 87.4% (the all-16 target is met, the
-/// one-catalog one is not); the first fresh set 84.6% / 83.2%; the second fresh set 78.8% /
-/// 69.3% (without its near copies of earlier intents 81.7% / 73.1%). This test holds these
-/// levels so they cannot silently regress, and the engine must beat the word-overlap baseline.
-/// On failure it prints misses of the tuning split only.
+/// Whole set 92.3% / 90.3%; held-out split 90.9% / 88.6% (both targets met); the first fresh set
+/// 90.9% / 88.8% and the second 85.4% / 73.7% (without its near copies of earlier intents 86.0% /
+/// 76.3%), both tuning sources now; the third fresh set 81.8% / 66.5% (168 distinct intents:
+/// 81.5% / 66.1%; 79.4% / 64.7% and 79.2% / 64.3% at its first measurement, before the round
+/// that followed its writing). This test holds these levels so they cannot silently regress, and
+/// the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
+/// split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -693,13 +736,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.915,
+        one.all.top3_rate() >= 0.923,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.894,
+        all.all.top3_rate() >= 0.902,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -713,8 +756,8 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.891, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.874, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.908, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.885, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
@@ -733,16 +776,19 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.846, 0.832, true);
-    check("fresh2", fresh2_report, 0.788, 0.693, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.817, 0.731, false);
+    check("fresh", fresh_report, 0.909, 0.888, true);
+    check("fresh2", fresh2_report, 0.854, 0.737, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.860, 0.763, false);
+    check("fresh3", fresh3_report, 0.817, 0.664, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.815, 0.660, false);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
-/// the main set, `SEARCH_SPLIT=fresh` / `fresh2` runs a fresh check set instead; `SEARCH_MISSES=1`
-/// prints the misses of the tuning sources only: the main set's tuning split and the first fresh
-/// set (which became a tuning source when the second was written). The held-out split and the
-/// second fresh set are never looked at while tuning.
+/// the main set, `SEARCH_SPLIT=fresh`, `fresh2`, `fresh2-distinct`, `fresh3` or `fresh3-distinct`
+/// runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the tuning sources only:
+/// the main set's tuning split and the first and second fresh sets (which became tuning sources
+/// when a later set was written). The held-out split and the third fresh set are never looked at
+/// while tuning.
 #[test]
 fn intent_report() {
     let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
@@ -761,12 +807,14 @@ fn intent_report() {
             "fresh" => fresh_report(setting, ranker),
             "fresh2" => fresh2_report(setting, ranker),
             "fresh2-distinct" => fresh2_distinct_report(setting, ranker),
+            "fresh3" => fresh3_report(setting, ranker),
+            "fresh3-distinct" => fresh3_distinct_report(setting, ranker),
             _ => report(setting, ranker, keep),
         };
         println!("{}", r.table(title));
         let tuning_source = |query: &str| match split.as_str() {
-            "fresh" => true,
-            "fresh2" | "fresh2-distinct" | "holdout" => false,
+            "fresh" | "fresh2" | "fresh2-distinct" => true,
+            "fresh3" | "fresh3-distinct" | "holdout" => false,
             _ => !crate::intents::is_holdout(query),
         };
         if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
@@ -1007,4 +1055,28 @@ fn a_one_tool_server_is_not_crowded_out_by_chance_matches_in_a_big_one() {
         ["openclaw:wiki:wiki_get_attachment"]
     );
     assert_eq!(ids(&catalog.search("update a wiki sprint", 1)), ["openclaw:wiki:wiki_update_sprint"]);
+}
+
+/// A wildcard pattern (`*.md`, `src/**/*.rs`) names the files it matches: a query of little
+/// else finds the tool that searches by pattern first.
+#[test]
+fn a_wildcard_pattern_asks_for_the_tool_that_matches_patterns() {
+    let tools = crate::support::load("filesystem", ToolOrigin::BundledPlugin, "filesystem");
+    let c = Catalog::build(tools, &CatalogOptions::default());
+    for query in ["the *.md under docs", "src/**/*.rs"] {
+        let hits = c.search_hits(query, 3);
+        assert_eq!(hits[0].entry.name, "search_files", "{query:?}: {:?}", hits[0].entry.id);
+        assert!(hits[0].matched.contains("asks: pattern"), "{query:?}: {}", hits[0].matched);
+    }
+}
+
+/// A query that opens with context takes its action from the clause that opens with a verb, and
+/// a phrasal verb split there joins (`throw it away` -> `throw away`, a delete).
+#[test]
+fn the_verb_of_a_later_clause_sets_the_action() {
+    let tools = crate::support::load("atlassian", ToolOrigin::BundledPlugin, "atlassian");
+    let c = Catalog::build(tools, &CatalogOptions::default());
+    let hits = c.search_hits("that runbook page is outdated, throw it away", 3);
+    assert_eq!(hits[0].entry.name, "confluence_delete_page", "{:?}", hits[0].entry.id);
+    assert!(hits[0].matched.contains("throw away"), "{}", hits[0].matched);
 }
