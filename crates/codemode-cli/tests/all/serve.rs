@@ -670,7 +670,7 @@ return out;"#,
     assert_eq!(calls, cases.len(), "one API.search per intent");
     let rate = top3 as f64 / cases.len() as f64;
     println!("API.search over 677 MCP tools: top-1 {top1}, top-3 {top3} of {} ({rate:.3})", cases.len());
-    assert!(rate >= 0.875, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
+    assert!(rate >= 0.9, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
 }
