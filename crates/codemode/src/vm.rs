@@ -56,8 +56,8 @@ enum Command {
 }
 
 /// What a step left behind: the step, and what became of the host calls it made (the run's
-/// [`Responder`] served what it could where the step ran; each of the others is
-/// [`Outcome::Declined`]).
+/// [`Responder`] served what it could where the step ran and hands the rest over; without a
+/// responder each call is an [`Outcome::Call`]).
 pub(crate) struct StepAnswer {
     pub step: Result<Step, SandboxError>,
     pub calls: Vec<Outcome>,
@@ -410,7 +410,7 @@ fn run_command(
     };
     let Some(responder) = responder else {
         let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
-        return Answer::Step(StepAnswer { step, calls: calls.into_iter().map(Outcome::Declined).collect() });
+        return Answer::Step(StepAnswer { step, calls: calls.into_iter().map(Outcome::Call).collect() });
     };
     loop {
         if step.is_err() {

@@ -132,28 +132,24 @@ impl Future for Caught {
 impl CodeMode {
     /// Decodes and serves one guest request.
     pub(super) fn dispatch(&self, run: &mut RunState, call: HostCall) -> Handled {
-        let request = match decode_request(&call.payload) {
-            Ok(request) => request,
-            Err(e) if e.is_fatal() => return Handled::Fatal(e.to_string()),
-            Err(e) => return Handled::Ready(e.reply()),
-        };
+        match decode_request(&call.payload) {
+            Ok(request) => self.serve(run, call.id, request),
+            Err(e) if e.is_fatal() => Handled::Fatal(e.to_string()),
+            Err(e) => Handled::Ready(e.reply()),
+        }
+    }
+
+    /// Serves one decoded guest request (call `call_id`).
+    pub(super) fn serve(&self, run: &mut RunState, call_id: u32, request: HostRequest) -> Handled {
         let request = match self.lookup(&run.counts, request) {
             Ok(reply) => return Handled::Ready(reply),
             Err(request) => request,
         };
+        let request = match self.prepare_call(&run.site(), request) {
+            Ok(prepared) => return launch(run, call_id, prepared),
+            Err(request) => request,
+        };
         match request {
-            HostRequest::Call { id, input } => {
-                let prepared = self.prepare_guest_tool(&run.site(), id, input, Shape::Envelope);
-                launch(run, call.id, prepared)
-            }
-            HostRequest::CallValue { id, input } => {
-                let prepared = self.prepare_guest_tool(&run.site(), id, input, Shape::Value);
-                launch(run, call.id, prepared)
-            }
-            HostRequest::Mcp { server, tool, input } => {
-                let prepared = self.prepare_mcp(&run.site(), &server, &tool, input);
-                launch(run, call.id, prepared)
-            }
             HostRequest::Namespace { namespace, path, args } => {
                 run.counts.called();
                 let resolved = match run.namespaces.resolve(&namespace, &path) {
@@ -167,7 +163,7 @@ impl CodeMode {
                 match catalog_id {
                     Some(catalog_id) => {
                         let prepared = self.prepare_tool(&run.site(), catalog_id, input, Shape::Value);
-                        launch(run, call.id, prepared)
+                        launch(run, call_id, prepared)
                     }
                     None => Handled::Ready(Delivery::reject(
                         "namespace call: undeclared tool",
@@ -182,7 +178,7 @@ impl CodeMode {
                         Some("invalid_input"),
                     ));
                 };
-                self.start_mcp_extra(run, call.id, server, McpExtra::Resource { uri })
+                self.start_mcp_extra(run, call_id, server, McpExtra::Resource { uri })
             }
             HostRequest::PromptsGet { server, input } => {
                 let Some(name) = input.get("name").and_then(Value::as_str).map(str::to_owned) else {
@@ -192,16 +188,33 @@ impl CodeMode {
                     ));
                 };
                 let arguments = input.get("arguments").cloned().unwrap_or_else(empty_object);
-                self.start_mcp_extra(run, call.id, server, McpExtra::Prompt { name, arguments })
+                self.start_mcp_extra(run, call_id, server, McpExtra::Prompt { name, arguments })
             }
             HostRequest::Yield { .. } => {
-                run.yields.push(call.id);
+                run.yields.push(call_id);
                 Handled::Yield
             }
             _ => Handled::Ready(Delivery::reject(
                 "code mode bridge: unsupported request",
                 Some("invalid_input"),
             )),
+        }
+    }
+
+    /// Checks the tool calls that need nothing of the run but its [`Site`] (catalog tools and MCP
+    /// tools); `Err` gives any other request back.
+    pub(super) fn prepare_call(
+        &self,
+        site: &Site<'_>,
+        request: HostRequest,
+    ) -> Result<(Prepared, Shape), HostRequest> {
+        match request {
+            HostRequest::Call { id, input } => Ok(self.prepare_guest_tool(site, id, input, Shape::Envelope)),
+            HostRequest::CallValue { id, input } => {
+                Ok(self.prepare_guest_tool(site, id, input, Shape::Value))
+            }
+            HostRequest::Mcp { server, tool, input } => Ok(self.prepare_mcp(site, &server, &tool, input)),
+            other => Err(other),
         }
     }
 
@@ -299,7 +312,7 @@ impl CodeMode {
 
     /// `tools.call` / `tools.callValue`: one catalog lookup decides whether the guest may call
     /// `id` (an unknown or MCP id is refused with the catalog's message) and finds its spec.
-    pub(super) fn prepare_guest_tool(
+    fn prepare_guest_tool(
         &self,
         site: &Site<'_>,
         id: String,
@@ -315,7 +328,7 @@ impl CodeMode {
     }
 
     /// `MCP.<server>.<tool>(input)`.
-    pub(super) fn prepare_mcp(
+    fn prepare_mcp(
         &self,
         site: &Site<'_>,
         server: &str,
@@ -565,11 +578,17 @@ fn launch(run: &mut RunState, vm_id: u32, (prepared, shape): (Prepared, Shape)) 
     match prepared {
         Prepared::Refused(reply) => Handled::Ready(reply),
         Prepared::Work { pending, work } => {
-            run.in_flight.insert(vm_id, pending);
-            run.shapes.insert(vm_id, shape.code());
+            track(run, vm_id, pending, shape);
             start(run, vm_id, work)
         }
     }
+}
+
+/// Lists a tool call as pending in the run, with the shape of its result (for `waiting` results
+/// and a dispatch again from a shared store).
+pub(super) fn track(run: &mut RunState, vm_id: u32, pending: PendingToolCall, shape: Shape) {
+    run.in_flight.insert(vm_id, pending);
+    run.shapes.insert(vm_id, shape.code());
 }
 
 /// Starts a nested call's work: polled once right here, so a host that answers at once costs no

@@ -16,15 +16,19 @@ use codemode_sandbox::{Delivery, HostCall};
 use tokio::sync::Semaphore;
 
 use super::CodeMode;
-use super::dispatch::{Handled, Prepared, Shape, Site, Work, poll_once, spawn};
+use super::dispatch::{Handled, Prepared, Shape, Site, Work, poll_once, spawn, track};
 use crate::abort::AbortSignal;
 use crate::host::RunScope;
 use crate::run::{Counters, RunState};
 
 /// What a run's [`Responder`] made of a guest call.
 pub(crate) enum Outcome {
-    /// Not served by the responder: the pump dispatches it.
-    Declined(HostCall),
+    /// Not looked at (no responder): the pump decodes and serves it.
+    Call(HostCall),
+    /// Decoded but not served by the responder: the pump serves it.
+    Declined(u32, HostRequest),
+    /// Not decodable in a way that ends the run (the pump ends it with this message).
+    Fatal(String),
     /// Answered at once (delivered by the VM itself when the whole step was, else by the pump).
     Answered(u32, Delivery),
     /// A tool call whose host work has to wait: the pump registers and spawns it.
@@ -71,8 +75,7 @@ impl Responder {
     pub(crate) fn respond(&mut self, call: HostCall) -> Outcome {
         let request = match decode_request(&call.payload) {
             Ok(request) => request,
-            // The pump decodes it again and ends the run.
-            Err(e) if e.is_fatal() => return Outcome::Declined(call),
+            Err(e) if e.is_fatal() => return Outcome::Fatal(e.to_string()),
             Err(e) => return Outcome::Answered(call.id, e.reply()),
         };
         let cm = &self.code_mode;
@@ -80,15 +83,9 @@ impl Responder {
             Ok(reply) => return Outcome::Answered(call.id, reply),
             Err(request) => request,
         };
-        let prepared = match request {
-            HostRequest::Call { id, input } => {
-                cm.prepare_guest_tool(&self.site(), id, input, Shape::Envelope)
-            }
-            HostRequest::CallValue { id, input } => {
-                cm.prepare_guest_tool(&self.site(), id, input, Shape::Value)
-            }
-            HostRequest::Mcp { server, tool, input } => cm.prepare_mcp(&self.site(), &server, &tool, input),
-            _ => return Outcome::Declined(call),
+        let prepared = match cm.prepare_call(&self.site(), request) {
+            Ok(prepared) => prepared,
+            Err(request) => return Outcome::Declined(call.id, request),
         };
         let (pending, shape, work) = match prepared {
             (Prepared::Refused(reply), _) => return Outcome::Answered(call.id, reply),
@@ -149,21 +146,33 @@ impl CodeMode {
         match outcome {
             Outcome::Answered(id, reply) => ready.push((id, reply)),
             Outcome::Started(Started { vm_id, pending, shape, work }) => {
-                run.in_flight.insert(vm_id, pending);
-                run.shapes.insert(vm_id, shape.code());
+                track(run, vm_id, pending, shape);
                 if let Handled::Ready(reply) = spawn(run, vm_id, work) {
                     ready.push((vm_id, reply));
                 }
             }
-            Outcome::Declined(call) => {
+            Outcome::Call(call) => {
                 let id = call.id;
-                match self.dispatch(run, call) {
-                    Handled::Ready(reply) => ready.push((id, reply)),
-                    Handled::Async | Handled::Yield => {}
-                    Handled::Fatal(message) => return Err(message),
-                }
+                let handled = self.dispatch(run, call);
+                settle(id, handled, ready)?;
             }
+            Outcome::Declined(id, request) => {
+                let handled = self.serve(run, id, request);
+                settle(id, handled, ready)?;
+            }
+            Outcome::Fatal(message) => return Err(message),
         }
         Ok(())
     }
+}
+
+/// What the pump's own serving of call `id` leaves for the step: a ready reply joins `ready`;
+/// `Err` ends the run.
+fn settle(id: u32, handled: Handled, ready: &mut Vec<(u32, Delivery)>) -> Result<(), String> {
+    match handled {
+        Handled::Ready(reply) => ready.push((id, reply)),
+        Handled::Async | Handled::Yield => {}
+        Handled::Fatal(message) => return Err(message),
+    }
+    Ok(())
 }

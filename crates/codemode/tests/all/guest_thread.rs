@@ -78,12 +78,7 @@ async fn caller_thread_suspends_and_resumes_through_wait() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_interrupts_a_step_on_the_caller_thread() {
     let f = fixture_thread(json!({ "timeoutMs": 20000 }), GuestThread::Caller);
-    let signal = AbortSignal::new();
-    let trigger = signal.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        trigger.abort();
-    });
+    let signal = abort_after(100);
     let started = Instant::now();
     let r = f.cm.exec_with(&scope(), ExecInput::code("for (;;) {}"), signal).await;
     assert_eq!(r.code(), Some(CodeModeErrorCode::Aborted), "{:?}", r.to_json());

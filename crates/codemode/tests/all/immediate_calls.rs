@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use codemode::{AbortSignal, CodeModeErrorCode, CodeModeEvent, CodeModeResult, ExecInput, GuestThread};
+use codemode::{CodeModeErrorCode, CodeModeEvent, CodeModeResult, ExecInput, GuestThread};
 use serde_json::json;
 
 use crate::support::*;
@@ -87,12 +87,7 @@ async fn a_host_may_use_the_runtime_while_answering() {
 async fn an_abort_stops_a_loop_of_immediate_calls() {
     for thread in THREADS {
         let f = fixture_thread(json!({ "timeoutMs": 20000 }), thread);
-        let signal = AbortSignal::new();
-        let trigger = signal.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            trigger.abort();
-        });
+        let signal = abort_after(150);
         let started = Instant::now();
         let code = "for (;;) await tools.web_search({ query: 'again' });";
         let r = f.cm.exec_with(&scope(), ExecInput::code(code), signal).await;

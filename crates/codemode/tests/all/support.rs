@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use codemode::{
-    CodeMode, CodeModeConfig, CodeModeEvent, CodeModeResult, EventSink, ExecInput, GuestThread, McpServer,
-    NamespaceRegistry, NestedCall, RunScope, ToolAnnotations, ToolError, ToolHost, ToolOrigin, ToolOutcome,
-    ToolSpec, WaitInput,
+    AbortSignal, CodeMode, CodeModeConfig, CodeModeEvent, CodeModeResult, EventSink, ExecInput, GuestThread,
+    McpServer, NamespaceRegistry, NestedCall, RunScope, ToolAnnotations, ToolError, ToolHost, ToolOrigin,
+    ToolOutcome, ToolSpec, WaitInput,
 };
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -260,6 +260,17 @@ pub fn fixture_on(
 
 pub fn fixture(extra: Value) -> Fixture {
     fixture_with(config(extra), fixture_tools(), NamespaceRegistry::new())
+}
+
+/// A signal that a spawned task aborts `ms` milliseconds from now.
+pub fn abort_after(ms: u64) -> AbortSignal {
+    let signal = AbortSignal::new();
+    let trigger = signal.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        trigger.abort();
+    });
+    signal
 }
 
 pub fn scope() -> RunScope {
