@@ -49,13 +49,14 @@ fn main() {
             }
         }
     }
-    // The fresh check sets: `data/search-intents-fresh.json` and `data/search-intents-fresh2.json`
-    // (tuning sources since a later set was written) and `data/search-intents-fresh3.json` (never
+    // The fresh check sets: `data/search-intents-fresh.json`, `-fresh2.json` and `-fresh3.json`
+    // (tuning sources since a later set was written) and `data/search-intents-fresh4.json` (never
     // looked at while tuning).
     for (set_name, set) in [
         ("fresh set", intents::fresh_intents()),
         ("fresh2 set", intents::fresh2_intents()),
         ("fresh3 set", intents::fresh3_intents()),
+        ("fresh4 set", intents::fresh4_intents()),
     ] {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]

@@ -101,6 +101,25 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "yet",
     "you",
     "your",
+    // What an apostrophe leaves of a contraction or a possessive (`what's`, `don't`, `we're`).
+    "aren",
+    "couldn",
+    "d",
+    "didn",
+    "doesn",
+    "don",
+    "isn",
+    "ll",
+    "m",
+    "re",
+    "s",
+    "shouldn",
+    "t",
+    "ve",
+    "wasn",
+    "weren",
+    "won",
+    "wouldn",
 ];
 
 /// Whether `word` is one of the [`STOP_WORDS`].
@@ -400,6 +419,41 @@ fn join_leading_phrasal(query: &str) -> Option<String> {
     None
 }
 
+/// The query with its shorthands written out (vocabulary `alias` lines: `mkdir` -> `create
+/// directory`), or `None` when it has none. A shorthand is a whole chunk between spaces, trimmed of
+/// punctuation, in any case; one the catalog uses itself (`known`: `sha` where tools take a
+/// `sha`) stays too, before what it stands for.
+pub(super) fn expand_aliases(query: &str, known: &dyn Fn(&str) -> bool) -> Option<String> {
+    let aliases = &lexicon().aliases;
+    if aliases.is_empty() {
+        return None;
+    }
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    for chunk in query.split_whitespace() {
+        let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        // A possessive or plural of a shorthand (`rg's`) is the shorthand.
+        let word = word.strip_suffix("'s").unwrap_or(word);
+        if word.is_empty() {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        let Some(expansion) = aliases.get(&lower) else { continue };
+        let at = word.as_ptr() as usize - query.as_ptr() as usize;
+        let text = out.get_or_insert_with(String::new);
+        text.push_str(&query[last..at]);
+        if known(&lower) {
+            text.push_str(word);
+            text.push(' ');
+        }
+        text.push_str(expansion);
+        last = at + word.len();
+    }
+    let mut text = out?;
+    text.push_str(&query[last..]);
+    Some(text)
+}
+
 /// The class of a tool and its verb: the first verb of its name.
 pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
     let verbs = &lexicon().verbs;
@@ -410,139 +464,6 @@ pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
         }
     });
     found
-}
-
-/// What the things a query names are, by their form: a file name with an extension
-/// (`notes.txt`, `.rs`) is a file, a wildcard pattern (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel,
-/// `@name` a user, and `#42` or a key like `OPS-7` an issue.
-pub(super) fn entity_words(query: &str) -> Vec<&'static str> {
-    distinct_entities(query, |kind, _| kind)
-}
-
-/// What `pick` takes of each thing the query names (its kind or its shape), each once, in order.
-fn distinct_entities(query: &str, pick: fn(&'static str, &'static str) -> &'static str) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(query, |_, kind, shape| {
-        let w = pick(kind, shape);
-        if !out.contains(&w) {
-            out.push(w);
-        }
-    });
-    out
-}
-
-/// The query without the things it names by their form ([`entity_words`]): their letters
-/// (`notes` of `notes.txt`, `general` of `#general`, `ops` of `OPS-7`) are names, not words of
-/// the ask. The query itself when nothing else is left.
-pub(super) fn without_entities(query: &str) -> std::borrow::Cow<'_, str> {
-    let mut out: Option<String> = None;
-    for_each_entity(query, |chunk, _, _| {
-        let text = out.get_or_insert_with(|| query.to_owned());
-        if let Some(at) = text.find(chunk) {
-            text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
-        }
-    });
-    match out {
-        Some(text) if text.bytes().any(|b| b.is_ascii_alphanumeric()) => std::borrow::Cow::Owned(text),
-        _ => std::borrow::Cow::Borrowed(query),
-    }
-}
-
-/// The term of a written form (`=key` for `OPS-7`): not a word, so no text's words make it.
-pub(super) fn shape_term(shape: &str) -> String {
-    format!("={shape}")
-}
-
-/// Whether a term is a [`shape_term`].
-pub(super) fn is_shape_term(term: &str) -> bool {
-    term.starts_with('=')
-}
-
-/// The written forms a text shows, as [`shape_term`]s, each once: an entry whose description or
-/// parameter docs give an example of a form (`e.g. 'PROJ-123'`) takes values written that way,
-/// so a query naming a thing in that form (`OPS-7`) points to it.
-///
-/// File names and host names are left out: in prose, most chunks of that form are abbreviations
-/// and product names (`e.g.`, `Node.js`), not examples of a value.
-pub(super) fn shape_terms(text: &str) -> Vec<String> {
-    let mut out: Vec<&'static str> = Vec::new();
-    // Every indexed form has one of these bytes (`-` of a key, `:` of a URL, `#`, `@`) or `www.`;
-    // only such chunks are looked at, the whole text through.
-    let candidate = |chunk: &&str| {
-        chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@')) || chunk.contains("www.")
-    };
-    for chunk in text.split_whitespace().filter(candidate) {
-        for_each_entity(chunk, |_, _, shape| {
-            if !matches!(shape, "file" | "host") && !out.contains(&shape) {
-                out.push(shape);
-            }
-        });
-    }
-    out.into_iter().map(shape_term).collect()
-}
-
-/// The written forms of the things a query names ([`shape_terms`]).
-pub(super) fn entity_shapes(query: &str) -> Vec<&'static str> {
-    distinct_entities(query, |_, shape| shape)
-}
-
-/// Calls `f(chunk, kind, shape)` for each whitespace-separated chunk of the query (trimmed of
-/// punctuation) that names a thing by its form: `kind` what the thing is, `shape` how it is
-/// written (`#42` and `OPS-7` are both issues, written `number` and `key`).
-fn for_each_entity<'a>(query: &'a str, mut f: impl FnMut(&'a str, &'static str, &'static str)) {
-    let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
-    for chunk in query.split_whitespace().take(MAX_QUERY_TERMS * 2) {
-        let chunk = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.');
-        let starts = |prefix: &str| chunk.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
-        if starts("http://") || starts("https://") || starts("www.") {
-            push(chunk, "url", "url");
-            continue;
-        }
-        if let Some(rest) = chunk.strip_prefix('#') {
-            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
-                push(chunk, "issue", "number");
-            } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
-                push(chunk, "channel", "channel");
-            }
-            continue;
-        }
-        if chunk
-            .strip_prefix('@')
-            .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
-        {
-            push(chunk, "user", "handle");
-            continue;
-        }
-        if let Some((key, number)) = chunk.split_once('-')
-            && key.len() >= 2
-            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
-            && key.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
-            && !number.is_empty()
-            && number.bytes().all(|b| b.is_ascii_digit())
-        {
-            push(chunk, "issue", "key");
-            continue;
-        }
-        if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
-            // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
-            push(chunk, "pattern", "glob");
-            continue;
-        }
-        if let Some((stem, ext)) = chunk.rsplit_once('.')
-            && (1..=5).contains(&ext.len())
-            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
-            && ext.bytes().any(|b| b.is_ascii_alphabetic())
-            && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b))
-            && !stem.contains("..")
-        {
-            // A host name (`example.com`) is an address, not a file.
-            if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") {
-                push(chunk, "url", "host");
-            } else {
-                push(chunk, "file", "file");
-            }
-        }
-    }
 }
 
 /// The description's first sentence (at most 300 bytes, cut at a word) and the rest.

@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 
-use super::analysis::{for_each_word, is_shape_term, stem};
+use super::analysis::{for_each_word, stem};
+use super::entities::is_shape_term;
 use super::expand::Kind;
 use super::index::{DocText, RawPosting, SearchIndex};
 use super::lexicon::lexicon;

@@ -4,7 +4,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{first_chars, shape_terms, split_summary, stem, tool_verb};
+use super::analysis::{first_chars, split_summary, stem, tool_verb};
+use super::entities::shape_terms;
 use super::groups::Groups;
 use super::lexicon::VerbClass;
 use super::typo::{letter_mask, trigrams};

@@ -31,6 +31,9 @@ pub enum GroupKind {
     /// spaces (`how many`). A query with one of them favours entries about its words, at a
     /// discount, without the words counting as part of the query.
     Ask(Vec<String>),
+    /// What a shorthand of the query side stands for (`mkdir` -> create directory, `rg` ->
+    /// resource group): its forms (single words), replaced in a query by the group's words.
+    Alias(Vec<String>),
 }
 
 /// One group of the search [vocabulary].
@@ -72,6 +75,10 @@ pub(super) fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             "verb delete" => {
                 (GroupKind::Verb(VerbClass::Delete), body.split_whitespace().map(str::to_owned).collect())
             }
+            head if head.starts_with("alias ") => (
+                GroupKind::Alias(head["alias ".len()..].split('|').map(|f| f.trim().to_owned()).collect()),
+                body.split_whitespace().map(str::to_owned).collect(),
+            ),
             head if head.starts_with("ask ") => (
                 GroupKind::Ask(head["ask ".len()..].split('|').map(|f| f.trim().to_owned()).collect()),
                 body.split_whitespace().map(str::to_owned).collect(),
@@ -79,7 +86,7 @@ pub(super) fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             _ => continue,
         };
         let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
-        if words.len() >= 2 || matches!(kind, GroupKind::Verb(_)) {
+        if words.len() >= 2 || matches!(kind, GroupKind::Verb(_) | GroupKind::Alias(_)) {
             groups.push(VocabularyGroup { kind, words });
         }
     }
@@ -101,6 +108,8 @@ pub(super) struct Lexicon {
     pub(super) phrase_starts: HashMap<String, Vec<usize>>,
     /// Question forms (raw word sequences) -> the stemmed terms they ask for.
     pub(super) asks: Vec<(Vec<String>, Vec<String>)>,
+    /// Shorthands (lower-case words) -> the words they stand for.
+    pub(super) aliases: HashMap<String, String>,
 }
 
 pub(super) fn lexicon() -> &'static Lexicon {
@@ -113,6 +122,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
             phrases: Vec::new(),
             phrase_starts: HashMap::new(),
             asks: Vec::new(),
+            aliases: HashMap::new(),
         };
         let mut add = |from: &str, to: &str, weight: f64| {
             if from == to {
@@ -128,6 +138,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
         let mut verbs = HashMap::new();
         let mut verb_terms = HashMap::new();
         let mut asks = Vec::new();
+        let mut aliases = HashMap::new();
         // How many synonym groups (senses) each word is in: a word of several (`alert`: a
         // notification, a finding, a dialog) matches each group's words at a discount and outside
         // its concept (a near expansion), so no one sense's words pool their `idf` with it.
@@ -185,6 +196,11 @@ pub(super) fn lexicon() -> &'static Lexicon {
                         }
                     }
                 }
+                GroupKind::Alias(forms) => {
+                    for form in forms {
+                        aliases.insert(form.to_lowercase(), group.words.join(" "));
+                    }
+                }
                 GroupKind::Phrase => {
                     let mut forms = group.words.iter().map(|form| {
                         let mut terms = Vec::new();
@@ -216,6 +232,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
         lexicon.verbs = verbs;
         lexicon.verb_terms = verb_terms;
         lexicon.asks = asks;
+        lexicon.aliases = aliases;
         lexicon
     })
 }

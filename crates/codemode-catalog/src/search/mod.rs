@@ -52,11 +52,28 @@
 //!   search over that text, so no query pays a parse, and the index build does not touch it.
 //! - **Question words and named things.** What a question word asks for (vocabulary `ask` lines:
 //!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
-//!   time) and what the query names by its form (`notes.txt` a file, `*.log` a pattern,
-//!   `https://...` or `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue) add, per group, the
-//!   entry's best such term at weight 0.7, outside the coverage. The words of a named thing are
-//!   names, not words of the ask: `notes` of `notes.txt` or `general` of `#general` are not query
-//!   words (unless the query is nothing else).
+//!   time) and what the query names by its form (`notes.txt` a file, and `cover.png` an image,
+//!   `talk.mp3` audio, `logs.tgz` an archive by the extension; `*.log` a pattern, `https://...` or
+//!   `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue,
+//!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository,
+//!   `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
+//!   zone, and in a question about the time, with a word such as `time`, `now` or `morning`, a
+//!   place: `Sydney`, `New York`, `Japan`, from `places.txt`, zone cities of the IANA database,
+//!   countries, US states and big cities, but not one followed by a compass word, a cloud region
+//!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
+//!   would make it a product: `GitHub's`) add, per group, the entry's best such term at weight
+//!   0.7, outside the coverage. The words of a named thing are names, not words of the ask:
+//!   `notes` of `notes.txt` or `general` of `#general` are not query words. Nor are names of
+//!   things: a hyphenated or snake_case chunk with a digit (`web-01`), a deployment word
+//!   (`kv-prod`) or a one-letter part (`feature-x`), a hyphenated chunk beside a word that says
+//!   what it names (`vm`, `server`, `branch`, `rollout`, ...: `the new-checkout rollout`) unless
+//!   it is made of such words (`resource-group`), and the value of `key=value`. A query of named
+//!   things only ("3pm in New York is what in Berlin") searches what they are; one with nothing
+//!   else left searches its own words.
+//! - **Shorthands.** Vocabulary `alias` lines write out shell commands and jargon on the query side
+//!   (`mkdir` -> create directory, `ls` -> list directory, `rg` -> resource group, `nuke` ->
+//!   delete, `lgtm` -> approve); a shorthand the catalog uses itself stays too, before what it
+//!   stands for. What an apostrophe leaves (`s` of `what's`, `don` of `don't`) is a stop word.
 //! - **Written forms.** How a named thing is written (a key `OPS-7`, a number `#42`, a URL, a
 //!   `#channel`, an `@handle`) is also a term: the index build gives an entry the form's term
 //!   (`=key`, a term no word makes) for each form its description or parameter docs show an
@@ -132,12 +149,14 @@
 //!
 //! # Layout
 //!
-//! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs, `words`
+//! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs,
+//! `entities` finds what a query names by its form (with `places.txt`), `words`
 //! tokenizes for the index build (the same tokens, by term id), `index` builds the index (`groups`
 //! its owner and name-family stages), `expand` expands query words (`wordnet` holds the WordNet
 //! fallback table), `typo` holds the approximate matching, and `rank` scores and ranks.
 
 mod analysis;
+mod entities;
 mod expand;
 mod groups;
 mod index;

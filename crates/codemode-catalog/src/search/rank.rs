@@ -6,10 +6,8 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{
-    Token, entity_shapes, entity_words, for_each_word, join_split_phrasal, query_class, shape_term, stem,
-    tokens, without_entities,
-};
+use super::analysis::{Token, expand_aliases, for_each_word, join_split_phrasal, query_class, stem, tokens};
+use super::entities::{entity_shapes, entity_words, shape_term, without_entities};
 use super::expand::Kind;
 use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
@@ -54,6 +52,11 @@ pub(super) fn verb_factor(query: Option<VerbClass>, tool: Option<VerbClass>) -> 
 }
 
 impl SearchIndex {
+    /// Whether the index knows a lower-case word (its stem is a term).
+    fn knows(&self, word: &str) -> bool {
+        self.vocab.contains_key(&stem(word))
+    }
+
     /// A term's document frequency for its `idf`: the entries it occurs in outside parameter
     /// text (all entries it occurs in when it occurs only there). Parameter names and descriptions
     /// repeat across a server's tools (`subscription`, `auth-method`, "access key"), so they say
@@ -98,7 +101,9 @@ impl SearchIndex {
             .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
             .map(|(form, terms)| (form.join(" "), terms.clone()))
             .collect();
-        groups.extend(entity_words(query).into_iter().map(|w| (w.to_owned(), vec![stem(w)])));
+        groups.extend(
+            entity_words(query, &|w| self.knows(w)).into_iter().map(|w| (w.to_owned(), vec![stem(w)])),
+        );
         let mut best: HashMap<usize, f64> = HashMap::new();
         let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
         for (label, terms) in groups {
@@ -156,12 +161,20 @@ impl SearchIndex {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+        let expanded = expand_aliases(&query, &|w| self.knows(w));
+        let query = expanded.unwrap_or(query);
         let joined = join_split_phrasal(&query);
         let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();
         // The words of what the query names by form (`notes.txt`, `#general`) are names, not
         // words of the ask; what the things are still counts (`add_asks`, the group stages).
-        let mut query_tokens = tokens(&without_entities(text), &mut stems);
+        let known = |w: &str| self.knows(w);
+        let mut query_tokens = tokens(&without_entities(text, &known), &mut stems);
+        if query_tokens.is_empty() {
+            // A query of named things only ("3pm in New York is what in Berlin") asks about what
+            // they are.
+            query_tokens = tokens(&entity_words(text, &known).join(" "), &mut stems);
+        }
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
             let fresh = !seen.contains(&t.term);
@@ -190,12 +203,12 @@ impl SearchIndex {
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
         // What the query names by form (`#general`: a channel) also says which server it is about.
-        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query)
+        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query, &known)
             .into_iter()
             .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
             .collect();
         // How it is written (`OPS-7`) names the server whose tools show most examples of that form.
-        let shapes: Vec<Vec<(u32, f64, Kind)>> = entity_shapes(&query)
+        let shapes: Vec<Vec<(u32, f64, Kind)>> = entity_shapes(&query, &known)
             .into_iter()
             .filter_map(|s| self.vocab.get(&shape_term(s)).map(|&id| vec![(id, 1.0, Kind::Exact)]))
             .collect();

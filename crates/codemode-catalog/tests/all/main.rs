@@ -3,6 +3,7 @@
 mod catalog;
 mod fuzz;
 mod intents;
+mod named;
 mod names;
 mod namespace;
 mod properties;

@@ -545,7 +545,8 @@ use std::collections::HashSet;
 use codemode_catalog::search::{stem, vocabulary};
 
 use crate::intents::{
-    Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, intents, tool_keys,
+    Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, fresh4_intents,
+    intents, tool_keys,
 };
 
 fn content_terms(text: &str) -> HashSet<String> {
@@ -667,6 +668,25 @@ fn fresh3_intent_set_has_the_promised_shape() {
     }
 }
 
+/// The fourth fresh check set: its own intents (none of an earlier set's texts), the same label
+/// rules.
+#[test]
+fn fresh4_intent_set_has_the_promised_shape() {
+    let fresh4 = fresh4_intents();
+    assert!(fresh4.len() >= 170, "{} fresh4 intents", fresh4.len());
+    check_labels(&fresh4);
+    let earlier: HashSet<String> = intents()
+        .into_iter()
+        .chain(fresh_intents())
+        .chain(fresh2_intents())
+        .chain(fresh3_intents())
+        .map(|i| i.query.to_lowercase())
+        .collect();
+    for intent in &fresh4 {
+        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
+    }
+}
+
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
     evaluate(&intents(), setting, ranker, keep)
 }
@@ -712,6 +732,10 @@ fn fresh3_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
     evaluate(&fresh3_intents(), setting, ranker, |_| true)
 }
 
+fn fresh4_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    evaluate(&fresh4_intents(), setting, ranker, |_| true)
+}
+
 /// The third fresh set without its near copies of the three earlier sets' intents (its texts
 /// were rephrased against them before the first measurement, so this is nearly all of it).
 fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
@@ -720,13 +744,13 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 92.3% / 90.3%; held-out split 90.9% / 88.6% (both targets met); the first fresh set
-/// 90.9% / 88.8% and the second 85.4% / 73.7% (without its near copies of earlier intents 86.0% /
-/// 76.3%), both tuning sources now; the third fresh set 81.8% / 66.5% (168 distinct intents:
-/// 81.5% / 66.1%; 79.4% / 64.7% and 79.2% / 64.3% at its first measurement, before the round
-/// that followed its writing). This test holds these levels so they cannot silently regress, and
-/// the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
-/// split only.
+/// Whole set 92.5% / 90.4%; held-out split 91.4% / 88.6% (both targets met); the first fresh set
+/// 90.9% / 88.8%, the second 86.9% / 75.2% (without its near copies of earlier intents 88.2% /
+/// 78.5%) and the third 84.1% / 76.5% (168 distinct: 83.9% / 76.2%), all tuning sources now; the
+/// fourth fresh set 76.6% / 64.5% (75.1% / 65.5% at its first measurement, before the round that
+/// followed its writing). This test holds these levels so they cannot silently regress, and the
+/// engine must beat the word-overlap baseline. On failure it prints misses of the tuning split
+/// only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -736,13 +760,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.923,
+        one.all.top3_rate() >= 0.924,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.902,
+        all.all.top3_rate() >= 0.903,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -756,7 +780,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.908, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.913, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.885, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
@@ -777,18 +801,19 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         }
     };
     check("fresh", fresh_report, 0.909, 0.888, true);
-    check("fresh2", fresh2_report, 0.854, 0.737, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.860, 0.763, false);
-    check("fresh3", fresh3_report, 0.817, 0.664, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.815, 0.660, false);
+    check("fresh2", fresh2_report, 0.868, 0.751, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.881, 0.784, false);
+    check("fresh3", fresh3_report, 0.840, 0.764, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.838, 0.761, false);
+    check("fresh4", fresh4_report, 0.765, 0.644, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
-/// the main set, `SEARCH_SPLIT=fresh`, `fresh2`, `fresh2-distinct`, `fresh3` or `fresh3-distinct`
-/// runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the tuning sources only:
-/// the main set's tuning split and the first and second fresh sets (which became tuning sources
-/// when a later set was written). The held-out split and the third fresh set are never looked at
-/// while tuning.
+/// the main set, `SEARCH_SPLIT=fresh`, `fresh2`, `fresh2-distinct`, `fresh3`, `fresh3-distinct` or
+/// `fresh4` runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the tuning
+/// sources only: the main set's tuning split and the first three fresh sets (each became a tuning
+/// source when a later set was written). The held-out split and the fourth fresh set are never
+/// looked at while tuning.
 #[test]
 fn intent_report() {
     let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
@@ -809,12 +834,13 @@ fn intent_report() {
             "fresh2-distinct" => fresh2_distinct_report(setting, ranker),
             "fresh3" => fresh3_report(setting, ranker),
             "fresh3-distinct" => fresh3_distinct_report(setting, ranker),
+            "fresh4" => fresh4_report(setting, ranker),
             _ => report(setting, ranker, keep),
         };
         println!("{}", r.table(title));
         let tuning_source = |query: &str| match split.as_str() {
-            "fresh" | "fresh2" | "fresh2-distinct" => true,
-            "fresh3" | "fresh3-distinct" | "holdout" => false,
+            "fresh" | "fresh2" | "fresh2-distinct" | "fresh3" | "fresh3-distinct" => true,
+            "fresh4" | "holdout" => false,
             _ => !crate::intents::is_holdout(query),
         };
         if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
@@ -850,8 +876,14 @@ fn vocabulary_groups_are_general() {
     let groups = vocabulary();
     assert!(groups.len() >= 40, "{} groups", groups.len());
     for group in groups {
-        assert!(group.words.len() >= 2, "{group:?} has one word");
+        // A shorthand stands for one word or more; every other group relates two or more.
+        let alias = matches!(group.kind, codemode_catalog::search::GroupKind::Alias(_));
+        assert!(group.words.len() >= 2 || (alias && !group.words.is_empty()), "{group:?} has one word");
         let terms: HashSet<String> = group.words.iter().flat_map(|w| content_terms(w)).collect();
+        if alias && terms.is_empty() {
+            // A shorthand of a filler word (`pls` -> please) only drops out of the query.
+            continue;
+        }
         let catalogs: Vec<&str> =
             text_of.iter().filter(|(_, words)| !words.is_disjoint(&terms)).map(|(c, _)| c.as_str()).collect();
         let tools = tool_texts.iter().filter(|words| !words.is_disjoint(&terms)).count();

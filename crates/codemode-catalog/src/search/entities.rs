@@ -1,0 +1,484 @@
+//! What a query names by its form, and how it is written: files, patterns, addresses, channels,
+//! handles, issue keys, paths, repositories, branches, commits, clock times, time zones, places,
+//! people by a possessive, and names of things (`web-01`, `kv-prod`) whose words are not words of
+//! the ask.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use super::MAX_QUERY_TERMS;
+
+/// Places a time question names (`places.txt`: zone cities, countries, US states, big cities).
+const PLACES_TEXT: &str = include_str!("places.txt");
+
+/// Words before a hyphenated or numbered name that say what it names (`vm web-01`, `vault kv-prod`,
+/// `the new-checkout rollout`): the name's words are a name, not words of the ask.
+const TYPE_NOUNS: &[&str] = &[
+    "account",
+    "app",
+    "branch",
+    "bucket",
+    "cluster",
+    "container",
+    "database",
+    "db",
+    "deployment",
+    "disk",
+    "env",
+    "environment",
+    "flag",
+    "function",
+    "group",
+    "host",
+    "index",
+    "instance",
+    "machine",
+    "namespace",
+    "node",
+    "pipeline",
+    "pod",
+    "project",
+    "queue",
+    "registry",
+    "repo",
+    "repository",
+    "rollout",
+    "secret",
+    "server",
+    "service",
+    "share",
+    "site",
+    "subscription",
+    "table",
+    "tenant",
+    "topic",
+    "vault",
+    "vm",
+    "vms",
+    "volume",
+    "workspace",
+];
+
+/// Parts of a hyphenated name that mark it as the name of a deployment (`kv-prod`, `rg-staging`).
+const ENV_WORDS: &[&str] = &[
+    "demo",
+    "dev",
+    "preprod",
+    "prod",
+    "production",
+    "qa",
+    "sandbox",
+    "stage",
+    "staging",
+    "stg",
+    "test",
+    "uat",
+];
+
+/// First parts of a branch name written with a slash (`hotfix/1.2`, `feature/login`).
+const BRANCH_PREFIXES: &[&str] = &[
+    "bugfix", "chore", "dev", "develop", "feat", "feature", "fix", "hotfix", "main", "master", "origin",
+    "release", "topic", "upstream", "wip",
+];
+
+/// Word pairs written with a slash in prose (`read/write`, `CI/CD`): not an `owner/repo`.
+const SLASH_WORDS: &[&str] = &[
+    "add", "allow", "and", "cd", "ci", "client", "close", "create", "delete", "deny", "disable", "down",
+    "enable", "fail", "false", "get", "in", "input", "io", "ip", "key", "max", "min", "no", "off", "on",
+    "open", "or", "out", "output", "pass", "read", "remove", "server", "set", "start", "stop", "tcp", "true",
+    "up", "value", "write", "yes",
+];
+
+/// Time zone abbreviations, written in capitals (`3pm PST`).
+const ZONE_ABBREVIATIONS: &[&str] = &[
+    "ACST", "AEDT", "AEST", "AKST", "AST", "AWST", "BST", "CDT", "CEST", "CET", "CST", "EDT", "EEST", "EET",
+    "EST", "GMT", "HKT", "HST", "IST", "JST", "KST", "MDT", "MSK", "MST", "NZDT", "NZST", "PDT", "PST",
+    "SGT", "UTC", "WEST", "WET",
+];
+
+/// Words that make a question about the time: only with one of them (or a clock time or a zone)
+/// does a place name a time zone ("is it morning in Sydney" does, "a VM in Sydney" does not).
+const TIME_CUES: &[&str] = &[
+    "afternoon",
+    "am",
+    "awake",
+    "clock",
+    "daylight",
+    "dst",
+    "evening",
+    "hour",
+    "hours",
+    "late",
+    "local",
+    "midnight",
+    "morning",
+    "night",
+    "noon",
+    "now",
+    "offset",
+    "pm",
+    "time",
+    "times",
+    "timezone",
+    "today",
+    "tomorrow",
+    "tonight",
+    "tz",
+    "yesterday",
+];
+
+/// Words after a place that make it a cloud region (`australia east`, `uk south`).
+const COMPASS: &[&str] =
+    &["central", "east", "north", "northeast", "northwest", "south", "southeast", "southwest", "west"];
+
+/// Capitalized words before `'s` that are not people (`What's`, `Today's`).
+const NOT_PEOPLE: &[&str] = &[
+    "everybody",
+    "everyone",
+    "he",
+    "here",
+    "how",
+    "it",
+    "let",
+    "nobody",
+    "one",
+    "she",
+    "somebody",
+    "someone",
+    "that",
+    "there",
+    "today",
+    "tomorrow",
+    "tonight",
+    "week",
+    "what",
+    "when",
+    "where",
+    "who",
+    "yesterday",
+];
+
+fn places() -> &'static HashSet<&'static str> {
+    static PLACES: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    PLACES.get_or_init(|| {
+        PLACES_TEXT.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
+    })
+}
+
+/// What the things a query names are, by their form: a file name with an extension
+/// (`notes.txt`, `.rs`) is a file (and an image, audio, video or archive by its extension), a
+/// wildcard pattern (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL,
+/// `#name` a channel, `@name` a user, `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a
+/// directory, `/var/log` a path, `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a
+/// commit, `3pm` or `15:30` a time, `PST` or (in a question about the time) `Sydney` a time zone,
+/// and `Dana's` a user. `known(word)` says whether the catalog knows a word: a possessive of a
+/// known word names a product (`GitHub's`), not a person.
+pub(super) fn entity_words(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
+    distinct_entities(query, known, |kind, _| kind)
+}
+
+/// What `pick` takes of each thing the query names (its kind or its shape), each once, in order.
+fn distinct_entities(
+    query: &str,
+    known: &dyn Fn(&str) -> bool,
+    pick: fn(&'static str, &'static str) -> &'static str,
+) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for_each_entity(query, known, |_, kind, shape| {
+        let w = pick(kind, shape);
+        if !w.is_empty() && !out.contains(&w) {
+            out.push(w);
+        }
+    });
+    out
+}
+
+/// The query without the things it names by their form ([`entity_words`]) and without names
+/// (`web-01` in `vm web-01`, `500` in `max_connections=500`): their letters (`notes` of
+/// `notes.txt`, `general` of `#general`, `ops` of `OPS-7`, `web` of `web-01`) are names, not
+/// words of the ask. The query itself when nothing else is left.
+pub(super) fn without_entities<'a>(
+    query: &'a str,
+    known: &dyn Fn(&str) -> bool,
+) -> std::borrow::Cow<'a, str> {
+    let mut out: Option<String> = None;
+    for_each_entity(query, known, |chunk, _, _| {
+        let text = out.get_or_insert_with(|| query.to_owned());
+        if let Some(at) = text.find(chunk) {
+            text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
+        }
+    });
+    match out {
+        Some(text) if text.bytes().any(|b| b.is_ascii_alphanumeric()) => std::borrow::Cow::Owned(text),
+        _ => std::borrow::Cow::Borrowed(query),
+    }
+}
+
+/// The term of a written form (`=key` for `OPS-7`): not a word, so no text's words make it.
+pub(super) fn shape_term(shape: &str) -> String {
+    format!("={shape}")
+}
+
+/// Whether a term is a [`shape_term`].
+pub(super) fn is_shape_term(term: &str) -> bool {
+    term.starts_with('=')
+}
+
+/// The written forms a text shows, as [`shape_term`]s, each once: an entry whose description or
+/// parameter docs give an example of a form (`e.g. 'PROJ-123'`) takes values written that way,
+/// so a query naming a thing in that form (`OPS-7`) points to it.
+///
+/// File names and host names are left out: in prose, most chunks of that form are abbreviations
+/// and product names (`e.g.`, `Node.js`), not examples of a value.
+pub(super) fn shape_terms(text: &str) -> Vec<String> {
+    let mut out: Vec<&'static str> = Vec::new();
+    // Every indexed form has one of these bytes (`-` of a key, `:` of a URL, `#`, `@`) or `www.`;
+    // only such chunks are looked at, the whole text through.
+    let candidate = |chunk: &&str| {
+        chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@')) || chunk.contains("www.")
+    };
+    for chunk in text.split_whitespace().filter(candidate) {
+        for_each_entity(chunk, &|_| true, |_, _, shape| {
+            if !matches!(shape, "" | "file" | "host") && !out.contains(&shape) {
+                out.push(shape);
+            }
+        });
+    }
+    out.into_iter().map(shape_term).collect()
+}
+
+/// The written forms of the things a query names ([`shape_terms`]).
+pub(super) fn entity_shapes(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
+    distinct_entities(query, known, |_, shape| shape)
+}
+
+/// The kind a file's extension adds to `file`.
+fn media_kind(ext: &str) -> Option<&'static str> {
+    Some(match ext.to_ascii_lowercase().as_str() {
+        "png" | "jpg" | "jpeg" | "gif" | "webp" | "bmp" | "svg" | "ico" | "tiff" => "image",
+        "mp3" | "wav" | "m4a" | "ogg" | "flac" | "aac" | "opus" => "audio",
+        "mp4" | "mov" | "webm" | "mkv" | "avi" => "video",
+        "zip" | "gz" | "tgz" | "tar" | "bz2" | "xz" | "7z" | "rar" => "archive",
+        _ => return None,
+    })
+}
+
+/// A clock time: `3pm`, `10am`, `9:30`, `15:00`, `9:30am`.
+fn is_clock_time(chunk: &str) -> bool {
+    let lower = chunk.to_ascii_lowercase();
+    let (digits, suffixed) = match lower.strip_suffix("am").or_else(|| lower.strip_suffix("pm")) {
+        Some(rest) => (rest.to_owned(), true),
+        None => (lower.clone(), false),
+    };
+    let (hours, minutes) = match digits.split_once(':') {
+        Some((h, m)) => (h, Some(m)),
+        None => (digits.as_str(), None),
+    };
+    let hours_ok = (1..=2).contains(&hours.len()) && hours.bytes().all(|b| b.is_ascii_digit());
+    let minutes_ok = minutes.is_none_or(|m| m.len() == 2 && m.bytes().all(|b| b.is_ascii_digit()));
+    hours_ok && minutes_ok && (suffixed || minutes.is_some())
+}
+
+/// A commit hash: 6 to 40 hex digits, at least two of them digits and one a letter.
+fn is_commit_hash(chunk: &str) -> bool {
+    (6..=40).contains(&chunk.len())
+        && chunk.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && chunk.bytes().filter(u8::is_ascii_digit).count() >= 2
+        && chunk.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Calls `f(chunk, kind, shape)` for each whitespace-separated chunk of the query (trimmed of
+/// punctuation) that names a thing by its form: `kind` what the thing is, `shape` how it is
+/// written (`#42` and `OPS-7` are both issues, written `number` and `key`). An empty `kind` is a
+/// name of something the query says otherwise (`web-01`); an empty `shape` is a form tool text is
+/// not searched for. Places are looked for across chunks (`new york`).
+fn for_each_entity<'a>(
+    query: &'a str,
+    known: &dyn Fn(&str) -> bool,
+    mut f: impl FnMut(&'a str, &'static str, &'static str),
+) {
+    let chunks: Vec<&'a str> = query
+        .split_whitespace()
+        .take(MAX_QUERY_TERMS * 2)
+        .map(|chunk| chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.'))
+        .collect();
+    let lower: Vec<String> = chunks.iter().map(|c| c.to_ascii_lowercase()).collect();
+    let mut timed = false;
+    for (i, &chunk) in chunks.iter().enumerate() {
+        let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
+        let starts = |prefix: &str| chunk.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
+        if starts("http://") || starts("https://") || starts("www.") {
+            push(chunk, "url", "url");
+            continue;
+        }
+        if let Some(rest) = chunk.strip_prefix('#') {
+            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+                push(chunk, "issue", "number");
+            } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
+                push(chunk, "channel", "channel");
+            }
+            continue;
+        }
+        if chunk
+            .strip_prefix('@')
+            .is_some_and(|rest| rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()))
+        {
+            push(chunk, "user", "handle");
+            continue;
+        }
+        if let Some((key, number)) = chunk.split_once('-')
+            && key.len() >= 2
+            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+            && key.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+            && !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+        {
+            push(chunk, "issue", "key");
+            continue;
+        }
+        if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
+            // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
+            push(chunk, "pattern", "glob");
+            continue;
+        }
+        if let Some((key, value)) = chunk.split_once('=')
+            && key.bytes().any(|b| b.is_ascii_alphabetic())
+            && !value.is_empty()
+        {
+            // `max_connections=500`: the key is a word of the ask, the value a name.
+            push(value, "", "");
+            continue;
+        }
+        if let Some((stem, ext)) = chunk.rsplit_once('.')
+            && (1..=5).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic())
+            && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b))
+            && !stem.contains("..")
+        {
+            // A host name (`example.com`) is an address, not a file.
+            if matches!(ext, "com" | "org" | "net" | "io" | "dev" | "app") {
+                push(chunk, "url", "host");
+            } else {
+                push(chunk, "file", "file");
+                if let Some(kind) = media_kind(ext) {
+                    push(chunk, kind, "");
+                }
+            }
+            continue;
+        }
+        let pathlike = chunk.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-/.~".contains(&b));
+        if pathlike && chunk.bytes().any(|b| b.is_ascii_alphabetic()) {
+            if starts("~/") || starts("./") || starts("../") {
+                push(chunk, "directory", "");
+                continue;
+            }
+            if chunk.len() > 1 && chunk.starts_with('/') {
+                push(chunk, "path", "");
+                continue;
+            }
+            let slashes = chunk.bytes().filter(|&b| b == b'/').count();
+            if slashes >= 2 || (slashes == 1 && chunk.ends_with('/')) {
+                push(chunk, "directory", "");
+                continue;
+            }
+            if let Some((left, right)) = chunk.split_once('/')
+                && !left.is_empty()
+                && !right.is_empty()
+            {
+                let left = left.to_ascii_lowercase();
+                let right_lower = right.to_ascii_lowercase();
+                if BRANCH_PREFIXES.contains(&left.as_str()) {
+                    push(chunk, "branch", "");
+                    continue;
+                }
+                let word = |w: &str| w.len() >= 2 && w.bytes().any(|b| b.is_ascii_alphabetic());
+                if word(&left)
+                    && word(&right_lower)
+                    && !SLASH_WORDS.contains(&left.as_str())
+                    && !SLASH_WORDS.contains(&right_lower.as_str())
+                {
+                    push(chunk, "repository", "");
+                    continue;
+                }
+            }
+        }
+        if is_commit_hash(chunk) {
+            push(chunk, "commit", "");
+            continue;
+        }
+        if is_clock_time(chunk)
+            || (matches!(lower[i].as_str(), "am" | "pm")
+                && i > 0
+                && chunks[i - 1].bytes().all(|b| b.is_ascii_digit() || b == b':'))
+        {
+            push(chunk, "time", "");
+            timed = true;
+            continue;
+        }
+        if ZONE_ABBREVIATIONS.contains(&chunk) || matches!(lower[i].as_str(), "utc" | "gmt") {
+            push(chunk, "timezone", "");
+            timed = true;
+            continue;
+        }
+        if pathlike && (chunk.contains('-') || chunk.contains('_')) {
+            let parts: Vec<&str> = lower[i].split(['-', '_']).filter(|p| !p.is_empty()).collect();
+            let numbered = parts.iter().any(|p| p.bytes().any(|b| b.is_ascii_digit()));
+            let deployed = parts.iter().any(|p| ENV_WORDS.contains(p));
+            let lettered = parts.iter().any(|p| p.len() == 1 && p.bytes().all(|b| b.is_ascii_alphabetic()));
+            // Beside a word that says what it names (`vm web-01`, `the new-checkout rollout`);
+            // a snake_case chunk (`workflow_id`) or one made of such words (`resource-group`) is
+            // a field or a kind, not a name.
+            let typed = chunk.contains('-')
+                && !parts.iter().any(|p| TYPE_NOUNS.contains(p))
+                && [i.checked_sub(1), Some(i + 1)]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|j| lower.get(j))
+                    .any(|w| TYPE_NOUNS.contains(&w.as_str()));
+            if parts.len() >= 2 && (numbered || deployed || lettered || typed) {
+                push(chunk, "", "");
+                continue;
+            }
+        }
+        if let Some(name) = chunk.strip_suffix("'s").or_else(|| chunk.strip_suffix("\u{2019}s"))
+            && name.len() >= 3
+            && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && name.chars().skip(1).all(|c| c.is_ascii_lowercase())
+            && !NOT_PEOPLE.contains(&name.to_ascii_lowercase().as_str())
+            && !known(&name.to_ascii_lowercase())
+        {
+            push(chunk, "user", "");
+        }
+    }
+    // A place names a time zone in a question about the time.
+    if !timed && !lower.iter().any(|w| TIME_CUES.contains(&w.as_str())) {
+        return;
+    }
+    let places = places();
+    let mut i = 0;
+    while i < chunks.len() {
+        let mut matched = 0;
+        for n in (1..=3).rev() {
+            if i + n > chunks.len() {
+                continue;
+            }
+            let name = lower[i..i + n].join(" ");
+            let region = lower.get(i + n).is_some_and(|w| COMPASS.contains(&w.as_str()))
+                || i.checked_sub(1).is_some_and(|j| matches!(lower[j].as_str(), "region" | "location"));
+            if places.contains(name.as_str()) && !region {
+                matched = n;
+                break;
+            }
+        }
+        if matched == 0 {
+            i += 1;
+            continue;
+        }
+        let start = chunks[i].as_ptr() as usize - query.as_ptr() as usize;
+        let last = chunks[i + matched - 1];
+        let end = last.as_ptr() as usize - query.as_ptr() as usize + last.len();
+        f(&query[start..end], "timezone", "");
+        i += matched;
+    }
+}

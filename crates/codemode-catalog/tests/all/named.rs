@@ -1,0 +1,99 @@
+//! What a query names by its form (paths, repositories, commits, times, places, people, names of
+//! things) and the shorthands it uses: each changes what the ask is about, not by its words.
+
+use codemode_catalog::{Catalog, CatalogOptions};
+use codemode_core::{ToolOrigin, ToolSpec};
+
+fn catalog(tools: &[(&str, &str, &str)]) -> Catalog {
+    Catalog::build(
+        tools
+            .iter()
+            .map(|&(owner, name, description)| {
+                ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
+            })
+            .collect::<Vec<_>>(),
+        &CatalogOptions::default(),
+    )
+}
+
+fn top(catalog: &Catalog, query: &str) -> String {
+    catalog.search(query, 1)[0].id.split(':').skip(1).collect::<Vec<_>>().join(":")
+}
+
+fn desk() -> Catalog {
+    catalog(&[
+        ("files", "list_directory", "List the entries of a directory"),
+        ("files", "create_directory", "Create a directory"),
+        ("files", "read_file", "Read a file"),
+        ("files", "read_media_file", "Read an image or audio file as base64"),
+        ("vcs", "show_commit", "Show the contents of a commit"),
+        ("vcs", "checkout_branch", "Switch the working tree to a branch"),
+        ("forge", "create_issue", "Open an issue in a repository"),
+        ("forge", "search_projects", "Search the projects of the account"),
+        ("cloud", "delete_vm", "Delete a virtual machine"),
+        ("cloud", "get_vm", "Get a virtual machine"),
+        ("cloud", "list_load_tests", "List the load tests and their test runs"),
+        ("cloud", "list_resource_groups", "List the resource groups of a subscription"),
+        ("clock", "get_current_time", "Get the current time in a timezone (IANA name, e.g. Europe/London)"),
+        ("clock", "convert_time", "Convert a time between timezones"),
+        ("chat", "get_user_profile", "Get a user's profile: title, status, timezone"),
+        ("chat", "post_message", "Post a message to a channel"),
+    ])
+}
+
+#[test]
+fn paths_repositories_commits_and_branches_name_what_they_are() {
+    let desk = desk();
+    // `~/projects` is a directory, not the forge's projects.
+    assert_eq!(top(&desk, "what's in ~/projects"), "files:list_directory");
+    // `octo/app` is a repository: the issue goes to the forge.
+    assert_eq!(top(&desk, "open a bug in octo/app about the crash"), "forge:create_issue");
+    // `abc1234` is a commit.
+    assert_eq!(top(&desk, "what changed in abc1234"), "vcs:show_commit");
+    // `hotfix/1.2` is a branch.
+    assert_eq!(top(&desk, "move me onto hotfix/1.2"), "vcs:checkout_branch");
+    // `cover.png` is an image as well as a file.
+    assert_eq!(top(&desk, "give me cover.png as base64"), "files:read_media_file");
+}
+
+#[test]
+fn the_name_of_a_thing_is_not_a_word_of_the_ask() {
+    let desk = desk();
+    // `test-07` names the VM: its `test` is not the load tests' word.
+    assert_eq!(top(&desk, "delete vm test-07"), "cloud:delete_vm");
+    assert_eq!(top(&desk, "load tests"), "cloud:list_load_tests");
+    // A hyphenated word made of words that say what things are (`resource-group`) stays words.
+    assert_eq!(top(&desk, "resource-group listing"), "cloud:list_resource_groups");
+    // The value of `key=value` is a name; the key stays a word.
+    assert!(top(&desk, "timezone=Europe/Paris").starts_with("clock:"));
+}
+
+#[test]
+fn clock_times_zones_and_places_make_a_time_question() {
+    let desk = desk();
+    // A query of named things only asks about what they are: times and zones.
+    assert!(top(&desk, "3pm in New York is what in Berlin").starts_with("clock:"));
+    assert!(top(&desk, "10:30 PST in CET").starts_with("clock:"));
+    // A place names a zone in a question about the time only.
+    assert!(top(&desk, "is it morning in Sydney right now").starts_with("clock:"));
+    assert_eq!(top(&desk, "get the vm in Sydney"), "cloud:get_vm");
+    let cloud_ask = desk.search_hits("get the vm in australia east", 1);
+    assert_eq!(cloud_ask[0].entry.id, "openclaw:cloud:get_vm", "{cloud_ask:?}");
+}
+
+#[test]
+fn a_possessive_of_an_unknown_capitalized_word_is_a_person() {
+    let desk = desk();
+    let hits = desk.search_hits("what's Dana's title", 1);
+    assert_eq!(hits[0].entry.id, "openclaw:chat:get_user_profile", "{hits:?}");
+    assert!(hits[0].matched.contains("user~"), "{hits:?}");
+}
+
+#[test]
+fn shorthands_are_read_as_what_they_stand_for() {
+    let desk = desk();
+    assert_eq!(top(&desk, "mkdir -p build/out/tmp"), "files:create_directory");
+    assert_eq!(top(&desk, "ls src"), "files:list_directory");
+    assert_eq!(top(&desk, "nuke vm web-01"), "cloud:delete_vm");
+    assert_eq!(top(&desk, "rg's in my sub"), "cloud:list_resource_groups");
+}
