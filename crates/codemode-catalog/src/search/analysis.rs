@@ -137,6 +137,8 @@ pub(super) const QUESTION_WORDS: &[&str] = &[
 /// Leading words skipped when looking for a query's verb.
 pub(super) const FILLER_WORDS: &[&str] = &[
     "please", "i", "we", "want", "need", "would", "like", "let", "lets", "just", "also", "then", "now", "to",
+    // What an apostrophe leaves (`I'd like to`, `we'll`), and asks for help (`help me write ...`).
+    "d", "ll", "m", "re", "ve", "help", "me", "us", "gotta", "wanna", "go", "ahead", "kindly", "pls", "plz",
 ];
 
 /// Calls `f` with each raw lower-case word of `text`: non-alphanumerics separate, camelCase
@@ -324,16 +326,60 @@ fn later_clauses(query: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// The class of a text's leading verb or question word ([`query_class`] without its fallbacks).
 fn leading_class(query: &str) -> Option<VerbClass> {
+    let mut raw: Vec<String> = Vec::new();
+    for_each_word(query, |w| {
+        if raw.len() < 12 {
+            raw.push(w.to_owned());
+        }
+    });
+    // "how do I delete a branch", "can you merge PR 12", "is there a way to star a repo" ask for
+    // the action their verb names, not for a fact.
+    let opener =
+        ACTION_OPENERS.iter().find(|o| raw.len() > o.len() && raw.iter().zip(o.iter()).all(|(w, o)| w == o));
+    let rest = &raw[opener.map_or(0, |o| o.len())..];
+    let class = verb_class(rest);
+    match opener {
+        Some(_) => class.or(Some(VerbClass::Read)),
+        None => class,
+    }
+}
+
+/// Openers after which a question asks for an action (see [`leading_class`]).
+const ACTION_OPENERS: &[&[&str]] = &[
+    &["how", "do", "i"],
+    &["how", "do", "we"],
+    &["how", "do", "you"],
+    &["how", "can", "i"],
+    &["how", "can", "we"],
+    &["how", "should", "i"],
+    &["how", "would", "i"],
+    &["how", "to"],
+    &["can", "you"],
+    &["could", "you"],
+    &["would", "you"],
+    &["will", "you"],
+    &["can", "i"],
+    &["could", "i"],
+    &["can", "we"],
+    &["may", "i"],
+    &["is", "there", "a", "way", "to"],
+    &["is", "there", "any", "way", "to"],
+    &["is", "it", "possible", "to"],
+];
+
+/// The class of the verb leading `raw` (lower-case words), fillers and articles skipped.
+fn verb_class(raw: &[String]) -> Option<VerbClass> {
     let lexicon = lexicon();
     let verbs = &lexicon.verbs;
     let mut words: Vec<String> = Vec::new();
-    for_each_word(query, |w| {
+    for w in raw {
+        let w = w.as_str();
         if words.len() < 4
             && (!words.is_empty() || !FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
         {
             words.push(w.to_owned());
         }
-    });
+    }
     let first = words.first()?.clone();
     if QUESTION_WORDS.contains(&first.as_str()) {
         return Some(VerbClass::Read);
@@ -454,15 +500,52 @@ pub(super) fn expand_aliases(query: &str, known: &dyn Fn(&str) -> bool) -> Optio
     Some(text)
 }
 
+/// The query with a creating `open` written as `create`: `open a PR`, `open an issue`, `open a new
+/// tab` make something; `open the file`, `open a.txt` or `open a document` read one. `None` when
+/// the query has no such `open`.
+pub(super) fn creating_open(query: &str) -> Option<String> {
+    const READ_OBJECTS: &[&str] =
+        &["doc", "document", "file", "files", "folder", "directory", "image", "pdf", "photo", "picture"];
+    let chunks: Vec<&str> = query.split_whitespace().collect();
+    let word = |i: usize| -> String {
+        chunks.get(i).map_or_else(String::new, |c| {
+            c.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase()
+        })
+    };
+    let at = (0..chunks.len()).find(|&i| {
+        if !chunks[i].eq_ignore_ascii_case("open") || !matches!(word(i + 1).as_str(), "a" | "an" | "new") {
+            return false;
+        }
+        // The object: the word after the article (and after `new`); a file name is read.
+        let object = if word(i + 2) == "new" { i + 3 } else { i + 2 };
+        let name = word(object);
+        !name.is_empty() && !READ_OBJECTS.contains(&name.as_str()) && !chunks[object].contains('.')
+    })?;
+    let start = chunks[at].as_ptr() as usize - query.as_ptr() as usize;
+    Some(format!("{}create{}", &query[..start], &query[start + chunks[at].len()..]))
+}
+
 /// The class of a tool and its verb: the first verb of its name.
+///
+/// A name that ends in a plain CRUD verb is named resource first (`deploy_app_logs_get`,
+/// `appconfig_kv_lock_set`, `storage_account_create`): that verb is its action, whatever verbs
+/// its resource words also are (`deploy`, `lock`).
 pub(super) fn tool_verb(name: &str) -> Option<(VerbClass, String)> {
+    const CRUD: &[&str] = &["get", "list", "show", "set", "create", "add", "update", "delete", "remove"];
     let verbs = &lexicon().verbs;
     let mut found = None;
+    let mut last = String::new();
     for_each_word(name, |w| {
         if found.is_none() {
             found = verbs.get(w).map(|&class| (class, w.to_owned()));
         }
+        w.clone_into(&mut last);
     });
+    if CRUD.contains(&last.as_str())
+        && let Some(&class) = verbs.get(last.as_str())
+    {
+        return Some((class, last));
+    }
     found
 }
 

@@ -124,7 +124,14 @@
 //!   away", takes the verb or question word that opens its first later clause after a `,`, `;`,
 //!   `:` or ` - `, where a split particle joins its verb too) and the first verb of the tool's name are classified read / write /
 //!   delete; a leading word that is a verb only by its stem and ends in -s is a plural noun, not
-//!   a verb ("comments on a page" looks comments up). The same class scores x1.15; a read question against a write or delete tool x0.6 (and
+//!   a verb ("comments on a page" looks comments up). An opener that asks for an action ("how do
+//!   I", "how to", "can you", "could I", "is there a way to") gives the class of the verb after it
+//!   (a read when none follows); fillers (`please`, `I'd like to`, `help me`) are skipped; `open`
+//!   before `a`, `an` or `new` creates (`open a PR`, `open a new tab`) unless its object is a file
+//!   or document; `show me`, `give me`, `tell me` and `let me see` read. A tool's verb is the first
+//!   verb of its name, or its last word when that is a plain CRUD verb (`get`, `list`, `set`,
+//!   `create`, `update`, `delete`, ...): a resource-first name (`deploy_app_logs_get`) reads,
+//!   whatever verbs its resource words also are. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
 //!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
 //!   delete tools x0.92; a verb-less query with a past participle of a write or delete verb after
 //!   its noun ("reviews submitted on a PR") is a read. In a read ask the query's match of a write

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
 
-use super::analysis::{Token, expand_aliases, for_each_word, join_split_phrasal, query_class, stem, tokens};
+use super::analysis::{
+    Token, creating_open, expand_aliases, for_each_word, join_split_phrasal, query_class, stem, tokens,
+};
 use super::entities::{entity_shapes, entity_words, shape_term, without_entities};
 use super::expand::Kind;
 use super::index::SearchIndex;
@@ -163,6 +165,7 @@ impl SearchIndex {
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
         let expanded = expand_aliases(&query, &|w| self.knows(w));
         let query = expanded.unwrap_or(query);
+        let query = creating_open(&query).unwrap_or(query);
         let joined = join_split_phrasal(&query);
         let text = joined.as_deref().unwrap_or(&query);
         let mut stems = HashMap::new();

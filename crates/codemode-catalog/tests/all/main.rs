@@ -1,5 +1,6 @@
 //! Integration tests of codemode-catalog, one module per area.
 
+mod asks;
 mod catalog;
 mod fuzz;
 mod intents;

@@ -1,0 +1,80 @@
+//! How a query asks for an action: a creating `open`, openers that ask for an action ("how do I
+//! ...", "can you ..."), asks for information ("tell me", "give me"), and resource-first tool
+//! names whose CRUD verb comes last.
+
+use codemode_catalog::{Catalog, CatalogOptions};
+use codemode_core::{ToolOrigin, ToolSpec};
+
+fn forge() -> Catalog {
+    let tools = [
+        ("create_pull_request", "Create a new pull request"),
+        ("update_pull_request", "Update a pull request: title, body, state (open or closed)"),
+        ("get_pull_request_status", "Get the combined status of a pull request"),
+        ("merge_pull_request", "Merge a pull request"),
+        ("list_pull_requests", "List the pull requests of a repository (open, closed or all)"),
+        ("create_issue", "Create a new issue"),
+        ("update_issue_state", "Update an issue's state: open or closed"),
+        ("list_issues", "List the issues of a repository, open or closed"),
+        ("delete_branch", "Delete a branch"),
+        ("list_branches", "List the branches of a repository"),
+        ("create_branch", "Create a branch"),
+        ("notify_user", "Notify a user: send them a message"),
+        ("list_apps", "List the apps with their deployments and logs"),
+        ("star_repository", "Star a repository"),
+        ("list_starred_repositories", "List the repositories the user starred"),
+        ("get_file_contents", "Get the contents of a file"),
+        ("deploy_app_logs_get", "Get the logs of an app deployment"),
+        ("deploy_app_create", "Create an app deployment"),
+    ];
+    Catalog::build(
+        tools
+            .iter()
+            .map(|&(name, description)| {
+                ToolSpec::new(name, ToolOrigin::BundledPlugin, "forge").description(description)
+            })
+            .collect::<Vec<_>>(),
+        &CatalogOptions::default(),
+    )
+}
+
+fn top(catalog: &Catalog, query: &str) -> String {
+    catalog.search(query, 1)[0].id.rsplit(':').next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn open_a_work_item_creates_it_and_open_a_file_reads_it() {
+    let forge = forge();
+    assert_eq!(top(&forge, "open a PR from feature to main"), "create_pull_request");
+    assert_eq!(top(&forge, "open an issue about the crash"), "create_issue");
+    assert_eq!(top(&forge, "open a new issue"), "create_issue");
+    // `open` of a file reads it; `open` as a state stays a state.
+    assert_eq!(top(&forge, "open the file README"), "get_file_contents");
+    assert_eq!(top(&forge, "open pull requests"), "list_pull_requests");
+}
+
+#[test]
+fn an_opener_that_asks_for_an_action_takes_its_verb() {
+    let forge = forge();
+    // A question word would make these reads; the opener asks for the action.
+    assert_eq!(top(&forge, "how do I delete a branch"), "delete_branch");
+    assert_eq!(top(&forge, "is there a way to star a repository"), "star_repository");
+    assert_eq!(top(&forge, "can you merge pull request 12 for me"), "merge_pull_request");
+    assert_eq!(top(&forge, "I'd like to create an issue"), "create_issue");
+    // Without a verb after the opener the question stays a read.
+    assert_eq!(top(&forge, "how do I see the branches"), "list_branches");
+}
+
+#[test]
+fn tell_me_and_give_me_ask_for_information() {
+    let forge = forge();
+    assert_eq!(top(&forge, "tell me the status of pull request 12"), "get_pull_request_status");
+    assert_eq!(top(&forge, "give me the branches"), "list_branches");
+}
+
+#[test]
+fn a_resource_first_name_takes_its_trailing_crud_verb() {
+    let forge = forge();
+    // `deploy_app_logs_get` reads: `deploy` is its resource, `get` its action.
+    assert_eq!(top(&forge, "show the deployment logs of my app"), "deploy_app_logs_get");
+    assert_eq!(top(&forge, "make an app deployment"), "deploy_app_create");
+}
