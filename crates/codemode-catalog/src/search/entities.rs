@@ -393,12 +393,15 @@ fn for_each_entity<'a>(
                     continue;
                 }
                 let word = |w: &str| w.len() >= 2 && w.bytes().any(|b| b.is_ascii_alphabetic());
-                if word(&left)
-                    && word(&right_lower)
-                    && !SLASH_WORDS.contains(&left.as_str())
-                    && !SLASH_WORDS.contains(&right_lower.as_str())
-                {
+                let prose =
+                    SLASH_WORDS.contains(&left.as_str()) || SLASH_WORDS.contains(&right_lower.as_str());
+                if word(&left) && word(&right_lower) && !prose {
                     push(chunk, "repository", "");
+                    continue;
+                }
+                // `archive/2024`: a path with a part that is no word.
+                if (word(&left) || word(&right_lower)) && !prose {
+                    push(chunk, "directory", "");
                     continue;
                 }
             }

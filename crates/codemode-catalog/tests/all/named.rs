@@ -52,6 +52,8 @@ fn paths_repositories_commits_and_branches_name_what_they_are() {
     assert_eq!(top(&desk, "what changed in abc1234"), "vcs:show_commit");
     // `hotfix/1.2` is a branch.
     assert_eq!(top(&desk, "move me onto hotfix/1.2"), "vcs:checkout_branch");
+    // `archive/2024` is a directory (one part is no word), and to make one is to create it.
+    assert_eq!(top(&desk, "make a folder called archive/2024"), "files:create_directory");
     // `cover.png` is an image as well as a file.
     assert_eq!(top(&desk, "give me cover.png as base64"), "files:read_media_file");
 }
