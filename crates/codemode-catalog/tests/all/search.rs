@@ -636,55 +636,37 @@ fn fresh_intent_set_has_the_promised_shape() {
     }
 }
 
+/// A later fresh check set: at least `min` intents, the same label rules, and none of the texts of
+/// the sets written before it.
+fn check_fresh_set(name: &str, set: &[Intent], min: usize, earlier: Vec<Vec<Intent>>) {
+    assert!(set.len() >= min, "{} {name} intents", set.len());
+    check_labels(set);
+    let earlier: HashSet<String> = earlier.into_iter().flatten().map(|i| i.query.to_lowercase()).collect();
+    for intent in set {
+        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
+    }
+}
+
 /// The second fresh check set: its own intents (none of the main or first fresh set's texts), the
 /// same label rules.
 #[test]
 fn fresh2_intent_set_has_the_promised_shape() {
-    let fresh2 = fresh2_intents();
-    assert!(fresh2.len() >= 120, "{} fresh2 intents", fresh2.len());
-    check_labels(&fresh2);
-    let earlier: HashSet<String> =
-        intents().into_iter().chain(fresh_intents()).map(|i| i.query.to_lowercase()).collect();
-    for intent in &fresh2 {
-        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
-    }
+    check_fresh_set("fresh2", &fresh2_intents(), 120, vec![intents(), fresh_intents()]);
 }
 
 /// The third fresh check set: its own intents (none of an earlier set's texts), the same label
 /// rules.
 #[test]
 fn fresh3_intent_set_has_the_promised_shape() {
-    let fresh3 = fresh3_intents();
-    assert!(fresh3.len() >= 130, "{} fresh3 intents", fresh3.len());
-    check_labels(&fresh3);
-    let earlier: HashSet<String> = intents()
-        .into_iter()
-        .chain(fresh_intents())
-        .chain(fresh2_intents())
-        .map(|i| i.query.to_lowercase())
-        .collect();
-    for intent in &fresh3 {
-        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
-    }
+    check_fresh_set("fresh3", &fresh3_intents(), 130, vec![intents(), fresh_intents(), fresh2_intents()]);
 }
 
 /// The fourth fresh check set: its own intents (none of an earlier set's texts), the same label
 /// rules.
 #[test]
 fn fresh4_intent_set_has_the_promised_shape() {
-    let fresh4 = fresh4_intents();
-    assert!(fresh4.len() >= 170, "{} fresh4 intents", fresh4.len());
-    check_labels(&fresh4);
-    let earlier: HashSet<String> = intents()
-        .into_iter()
-        .chain(fresh_intents())
-        .chain(fresh2_intents())
-        .chain(fresh3_intents())
-        .map(|i| i.query.to_lowercase())
-        .collect();
-    for intent in &fresh4 {
-        assert!(!earlier.contains(&intent.query.to_lowercase()), "{:?} is in an earlier set", intent.query);
-    }
+    let earlier = vec![intents(), fresh_intents(), fresh2_intents(), fresh3_intents()];
+    check_fresh_set("fresh4", &fresh4_intents(), 170, earlier);
 }
 
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
