@@ -21,6 +21,8 @@ fn forge() -> Catalog {
         ("notify_user", "Notify a user: send them a message"),
         ("list_apps", "List the apps with their deployments and logs"),
         ("star_repository", "Star a repository"),
+        ("list_collaborators", "List the collaborators of a repository and their permission"),
+        ("push_files", "Push several files to a repository in one commit"),
         ("list_starred_repositories", "List the repositories the user starred"),
         ("get_file_contents", "Get the contents of a file"),
         ("deploy_app_logs_get", "Get the logs of an app deployment"),
@@ -69,6 +71,14 @@ fn tell_me_and_give_me_ask_for_information() {
     let forge = forge();
     assert_eq!(top(&forge, "tell me the status of pull request 12"), "get_pull_request_status");
     assert_eq!(top(&forge, "give me the branches"), "list_branches");
+}
+
+#[test]
+fn people_asks_reach_collaborators() {
+    let forge = forge();
+    // "which people can push" asks for the people who hold the permission (collaborators are
+    // people), not for the push or a tool that merely names the user.
+    assert_eq!(top(&forge, "which people can push to this repository"), "list_collaborators");
 }
 
 #[test]

@@ -726,9 +726,9 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 92.9% / 90.6%; held-out split 93.1% / 89.7% (both targets met); the first fresh set
-/// 92.3% / 88.1%, the second 88.3% / 76.6% (without its near copies of earlier intents 88.2% /
-/// 78.5%) and the third 85.3% / 77.6% (168 distinct: 85.1% / 77.4%), all tuning sources now; the
+/// Whole set 93.0% / 90.6%; held-out split 93.7% / 89.7% (both targets met); the first fresh set
+/// 92.3% / 88.1%, the second 89.1% / 77.4% (without its near copies of earlier intents 89.2% /
+/// 79.6%) and the third 85.3% / 77.6% (168 distinct: 85.1% / 77.4%), all tuning sources now; the
 /// fourth fresh set, never tuned on, 78.7% / 65.5% (75.1% / 65.5% at its first measurement,
 /// before the round that followed its writing). This test holds these levels so they cannot
 /// silently regress, and the engine must beat the word-overlap baseline. On failure it prints
@@ -762,7 +762,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.930, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.936, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.896, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
@@ -783,8 +783,8 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         }
     };
     check("fresh", fresh_report, 0.922, 0.881, true);
-    check("fresh2", fresh2_report, 0.882, 0.765, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.881, 0.784, false);
+    check("fresh2", fresh2_report, 0.890, 0.773, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.891, 0.795, false);
     check("fresh3", fresh3_report, 0.852, 0.775, true);
     check("fresh3 distinct", fresh3_distinct_report, 0.844, 0.773, false);
     check("fresh4", fresh4_report, 0.786, 0.654, true);
