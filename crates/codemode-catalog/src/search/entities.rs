@@ -165,52 +165,68 @@ fn places() -> &'static HashSet<&'static str> {
     })
 }
 
-/// What the things a query names are, by their form: a file name with an extension
-/// (`notes.txt`, `.rs`) is a file (and an image, audio, video or archive by its extension), a
-/// wildcard pattern (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL,
-/// `#name` a channel, `@name` a user, `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a
-/// directory, `/var/log` a path, `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a
-/// commit, `3pm` or `15:30` a time, `PST` or (in a question about the time) `Sydney` a time zone,
-/// and `Dana's` a user. `known(word)` says whether the catalog knows a word: a possessive of a
-/// known word names a product (`GitHub's`), not a person.
-pub(super) fn entity_words(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
-    distinct_entities(query, known, |kind, _| kind)
-}
-
-/// What `pick` takes of each thing the query names (its kind or its shape), each once, in order.
-fn distinct_entities(
-    query: &str,
-    known: &dyn Fn(&str) -> bool,
-    pick: fn(&'static str, &'static str) -> &'static str,
-) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for_each_entity(query, known, |_, kind, shape| {
-        let w = pick(kind, shape);
-        if !w.is_empty() && !out.contains(&w) {
-            out.push(w);
-        }
-    });
-    out
-}
-
-/// The query without the things it names by their form ([`entity_words`]) and without names
-/// (`web-01` in `vm web-01`, `500` in `max_connections=500`): their letters (`notes` of
-/// `notes.txt`, `general` of `#general`, `ops` of `OPS-7`, `web` of `web-01`) are names, not
-/// words of the ask. The query itself when nothing else is left.
-pub(super) fn without_entities<'a>(
+/// What a query names by its form, found once per query: each chunk with what it is and how it
+/// is written ([`for_each_entity`]).
+pub(super) struct Named<'a> {
     query: &'a str,
-    known: &dyn Fn(&str) -> bool,
-) -> std::borrow::Cow<'a, str> {
-    let mut out: Option<String> = None;
-    for_each_entity(query, known, |chunk, _, _| {
-        let text = out.get_or_insert_with(|| query.to_owned());
-        if let Some(at) = text.find(chunk) {
-            text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
+    things: Vec<(&'a str, &'static str, &'static str)>,
+}
+
+impl<'a> Named<'a> {
+    /// The things `query` names. `known(word)` says whether the catalog knows a word: a
+    /// possessive of a known word names a product (`GitHub's`), not a person.
+    pub(super) fn find(query: &'a str, known: &dyn Fn(&str) -> bool) -> Named<'a> {
+        let mut things = Vec::new();
+        for_each_entity(query, known, |chunk, kind, shape| things.push((chunk, kind, shape)));
+        Named { query, things }
+    }
+
+    /// What the named things are, each once, in order: `notes.txt` a file (and `cover.png` an
+    /// image, `talk.mp3` audio, `logs.tgz` an archive), a wildcard pattern (`*.log`) a pattern, an
+    /// address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel, `@name` a user,
+    /// `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a directory, `/var/log` a path,
+    /// `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a
+    /// time, `PST` or (in a question about the time) `Sydney` a time zone, and `Dana's` a user.
+    pub(super) fn kinds(&self) -> Vec<&'static str> {
+        self.distinct(|kind, _| kind)
+    }
+
+    /// How the named things are written ([`shape_terms`]), each once, in order.
+    pub(super) fn shapes(&self) -> Vec<&'static str> {
+        self.distinct(|_, shape| shape)
+    }
+
+    /// What `pick` takes of each named thing (its kind or its shape), each once, in order.
+    fn distinct(&self, pick: fn(&'static str, &'static str) -> &'static str) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = Vec::new();
+        for &(_, kind, shape) in &self.things {
+            let w = pick(kind, shape);
+            if !w.is_empty() && !out.contains(&w) {
+                out.push(w);
+            }
         }
-    });
-    match out {
-        Some(text) if text.bytes().any(|b| b.is_ascii_alphanumeric()) => std::borrow::Cow::Owned(text),
-        _ => std::borrow::Cow::Borrowed(query),
+        out
+    }
+
+    /// The query without the things it names by their form ([`Named::kinds`]) and without names
+    /// (`web-01` in `vm web-01`, `500` in `max_connections=500`): their letters (`notes` of
+    /// `notes.txt`, `general` of `#general`, `ops` of `OPS-7`, `web` of `web-01`) are names, not
+    /// words of the ask. The query itself when nothing else is left.
+    pub(super) fn stripped(&self) -> std::borrow::Cow<'a, str> {
+        if self.things.is_empty() {
+            return std::borrow::Cow::Borrowed(self.query);
+        }
+        let mut text = self.query.to_owned();
+        for &(chunk, _, _) in &self.things {
+            if let Some(at) = text.find(chunk) {
+                text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
+            }
+        }
+        if text.bytes().any(|b| b.is_ascii_alphanumeric()) {
+            std::borrow::Cow::Owned(text)
+        } else {
+            std::borrow::Cow::Borrowed(self.query)
+        }
     }
 }
 
@@ -245,11 +261,6 @@ pub(super) fn shape_terms(text: &str) -> Vec<String> {
         });
     }
     out.into_iter().map(shape_term).collect()
-}
-
-/// The written forms of the things a query names ([`shape_terms`]).
-pub(super) fn entity_shapes(query: &str, known: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
-    distinct_entities(query, known, |_, shape| shape)
 }
 
 /// The kind a file's extension adds to `file`.

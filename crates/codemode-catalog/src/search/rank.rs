@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use super::analysis::{
     Token, creating_open, expand_aliases, for_each_word, join_split_phrasal, query_class, stem, tokens,
 };
-use super::entities::{entity_shapes, entity_words, shape_term, without_entities};
+use super::entities::{Named, shape_term};
 use super::expand::Kind;
 use super::index::SearchIndex;
 use super::lexicon::{VerbClass, lexicon};
@@ -88,9 +88,14 @@ impl SearchIndex {
     }
 
     /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
-    /// things it names are ([`entity_words`]: `notes.txt` is a file): per document and per such
+    /// things it names are (`kinds`, [`Named::kinds`]: `notes.txt` is a file): per document and per such
     /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
-    pub(super) fn add_asks(&self, query: &str, scores: &mut [f64]) -> HashMap<usize, Vec<String>> {
+    pub(super) fn add_asks(
+        &self,
+        query: &str,
+        kinds: &[&str],
+        scores: &mut [f64],
+    ) -> HashMap<usize, Vec<String>> {
         let asks = &lexicon().asks;
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| {
@@ -103,9 +108,7 @@ impl SearchIndex {
             .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
             .map(|(form, terms)| (form.join(" "), terms.clone()))
             .collect();
-        groups.extend(
-            entity_words(query, &|w| self.knows(w)).into_iter().map(|w| (w.to_owned(), vec![stem(w)])),
-        );
+        groups.extend(kinds.iter().map(|&w| (w.to_owned(), vec![stem(w)])));
         let mut best: HashMap<usize, f64> = HashMap::new();
         let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
         for (label, terms) in groups {
@@ -172,11 +175,17 @@ impl SearchIndex {
         // The words of what the query names by form (`notes.txt`, `#general`) are names, not
         // words of the ask; what the things are still counts (`add_asks`, the group stages).
         let known = |w: &str| self.knows(w);
-        let mut query_tokens = tokens(&without_entities(text, &known), &mut stems);
+        // Found before a split phrasal verb is joined: the join rebuilds the text from its words,
+        // which drops the forms (`#random`).
+        let named = Named::find(&query, &known);
+        let kinds = named.kinds();
+        let stripped = named.stripped();
+        let joined_ask = join_split_phrasal(&stripped);
+        let mut query_tokens = tokens(joined_ask.as_deref().unwrap_or(&stripped), &mut stems);
         if query_tokens.is_empty() {
             // A query of named things only ("3pm in New York is what in Berlin") asks about what
             // they are.
-            query_tokens = tokens(&entity_words(text, &known).join(" "), &mut stems);
+            query_tokens = tokens(&kinds.join(" "), &mut stems);
         }
         let mut seen: Vec<String> = Vec::new();
         query_tokens.retain(|t| {
@@ -206,12 +215,13 @@ impl SearchIndex {
         let all_expansions: Vec<Vec<(u32, f64, Kind)>> =
             query_tokens.iter().enumerate().map(|(i, t)| self.expand(t, query_tokens.get(i + 1))).collect();
         // What the query names by form (`#general`: a channel) also says which server it is about.
-        let entities: Vec<Vec<(u32, f64, Kind)>> = entity_words(&query, &known)
-            .into_iter()
+        let entities: Vec<Vec<(u32, f64, Kind)>> = kinds
+            .iter()
             .filter_map(|w| self.vocab.get(&stem(w)).map(|&id| vec![(id, ASK_WEIGHT, Kind::Near)]))
             .collect();
         // How it is written (`OPS-7`) names the server whose tools show most examples of that form.
-        let shapes: Vec<Vec<(u32, f64, Kind)>> = entity_shapes(&query, &known)
+        let shapes: Vec<Vec<(u32, f64, Kind)>> = named
+            .shapes()
             .into_iter()
             .filter_map(|s| self.vocab.get(&shape_term(s)).map(|&id| vec![(id, 1.0, Kind::Exact)]))
             .collect();
@@ -312,7 +322,7 @@ impl SearchIndex {
             }
             touched.clear();
         }
-        let asked = self.add_asks(&query, &mut scores);
+        let asked = self.add_asks(&query, &kinds, &mut scores);
         let whole = query.trim().to_ascii_lowercase();
         // Adjacent query words that stand side by side in a name, label or summary.
         let mut adjacent = vec![0f64; docs];
