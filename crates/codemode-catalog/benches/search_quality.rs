@@ -50,13 +50,14 @@ fn main() {
         }
     }
     // The fresh check sets: `data/search-intents-fresh.json`, `-fresh2.json` and `-fresh3.json`
-    // (tuning sources since a later set was written) and `data/search-intents-fresh4.json` (never
-    // looked at while tuning).
+    // (tuning sources since a later set was written) and `data/search-intents-fresh4.json` and
+    // `-fresh5.json` (never looked at while tuning).
     for (set_name, set) in [
         ("fresh set", intents::fresh_intents()),
         ("fresh2 set", intents::fresh2_intents()),
         ("fresh3 set", intents::fresh3_intents()),
         ("fresh4 set", intents::fresh4_intents()),
+        ("fresh5 set", intents::fresh5_intents()),
     ] {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]

@@ -37,6 +37,8 @@ pub(super) struct Groups {
     parent: Vec<u32>,
     /// Per group: `(entries / mean entries per group)^-OWNER_SIZE_EXPONENT` (owners only).
     pub(super) size_prior: Vec<f64>,
+    /// Per group: its entries (owners only).
+    pub(super) size: Vec<f64>,
 }
 
 impl Groups {
@@ -196,6 +198,7 @@ impl SearchIndex {
             }
             let mean = docs.len() as f64 / self.owners.count as f64;
             self.owners.size_prior = size.iter().map(|&s| (s / mean).powf(-OWNER_SIZE_EXPONENT)).collect();
+            self.owners.size = size;
         }
         // A written form (`PROJ-123`) that one server's tools show most of the examples of
         // names that server, as its name would.

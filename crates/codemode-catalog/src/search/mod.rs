@@ -228,6 +228,12 @@ const FAMILY_BLEND: f64 = 0.3;
 /// its owner's entries and `m` the mean per owner: a big server's best match is the best of many
 /// and so more often a chance match (fixed on the tuning split of the intent set).
 const OWNER_SIZE_EXPONENT: f64 = 0.2;
+/// With several owners, a term's weight in an entry is its `idf` over all entries times
+/// `(idf_o / idf)^OWNER_IDF_SHARE`, `idf_o` its `idf` among the entries of the entry's own owner
+/// (an owner of two or more entries): how rare a word is among what one server's tools do says
+/// which of them it picks, as when that server is searched alone (chosen on the fourth and fifth
+/// fresh sets; see BENCHMARKS.md).
+const OWNER_IDF_SHARE: f64 = 0.3;
 
 const SYNONYM_WEIGHT: f64 = 0.9;
 /// A word of `k` synonym groups matches their words at `SYNONYM_WEIGHT * k^-POLYSEMY_EXPONENT`

@@ -16,7 +16,7 @@ use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
     ADJACENT_BONUS, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, SUPPRESS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, OWNER_IDF_SHARE, SUPPRESS,
 };
 
 /// The [`SUPPRESS`] fields as a field mask.
@@ -244,6 +244,8 @@ impl SearchIndex {
                 *w = w.max(weight);
             }
         }
+        // Per owner: the entries a term occurs in, for its idf among that owner's entries.
+        let mut owner_df = vec![0u32; self.owners.size.len()];
         for (i, expansions) in all_expansions.iter().enumerate() {
             // The word's concept (its own term, compounds, synonyms) shares one idf: between the
             // idf of the entries any of them occurs in and the word's own. A rare literal word
@@ -280,15 +282,31 @@ impl SearchIndex {
                     }
                     (_, cap) => cap.unwrap_or_else(|| self.idf(self.df(id))),
                 };
+                let per_owner = !owner_df.is_empty();
+                if per_owner {
+                    owner_df.iter_mut().for_each(|c| *c = 0);
+                    for p in postings {
+                        owner_df[self.owners.of[p.doc as usize] as usize] += 1;
+                    }
+                }
+                let global_idf = idf_among(docs as f64, postings.len() as f64);
                 for p in postings {
                     let doc = p.doc as usize;
+                    let o = if per_owner { self.owners.of[doc] as usize } else { 0 };
+                    // A one-tool server has no choice among its tools for the word to make.
+                    let owner_factor = if per_owner && self.owners.size[o] >= 2.0 {
+                        (idf_among(self.owners.size[o], f64::from(owner_df[o])) / global_idf)
+                            .powf(OWNER_IDF_SHARE)
+                    } else {
+                        1.0
+                    };
                     // A read ask's verbs name a state ("who is assigned"), not the action of
                     // a write tool's name.
                     let state = read_ask
                         && self.verb_terms[doc] == Some(id)
                         && self.classes[doc] != Some(VerbClass::Read);
                     let (tf, mask) = if state { (p.rest, p.mask & !SUPPRESS_MASK) } else { (p.all, p.mask) };
-                    let score = weight * idf * tf / (K1 + tf);
+                    let score = weight * idf * owner_factor * tf / (K1 + tf);
                     if best[doc] == 0.0 {
                         touched.push(doc);
                     }
@@ -459,4 +477,9 @@ pub(super) fn match_text(
         out.push('…');
     }
     out
+}
+
+/// The BM25 `idf` of a term in `df` of `n` entries.
+fn idf_among(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
