@@ -106,7 +106,11 @@
 //!   entry's score is also multiplied by `(s / m)^-0.2` (`s` its owner's entries, `m` the mean per
 //!   owner): a big server's best match for a query is the best of many, so more often a chance
 //!   match, and a small single-purpose server (a fetcher, a memory) is not crowded out by
-//!   incidental word hits in a server of hundreds of tools. A query word that names owners (a term of their `sourceName`: "on
+//!   incidental word hits in a server of hundreds of tools. A term's weight in an entry is also
+//!   multiplied by `(idf_o / idf)^0.3`, `idf_o` its `idf` among the entries of the entry's own owner
+//!   (owners of two or more entries): a word every tool of a server uses (`deploy` in a deployment
+//!   server) picks none of them, as when that server is searched alone, while the owner stage
+//!   still says which server the query is about. A query word that names owners (a term of their `sourceName`: "on
 //!   github") and whose owner-document mass is at least half theirs (not `time` or `memory`, words
 //!   every server uses) sets their relevance to 1 and scales the others' by 0.2; so does a written
 //!   form of the query for the server holding at least half of its mass (`OPS-7` where one

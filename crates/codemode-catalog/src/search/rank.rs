@@ -246,6 +246,7 @@ impl SearchIndex {
         }
         // Per owner: the entries a term occurs in, for its idf among that owner's entries.
         let mut owner_df = vec![0u32; self.owners.size.len()];
+        let mut owner_factor = vec![1f64; self.owners.size.len()];
         for (i, expansions) in all_expansions.iter().enumerate() {
             // The word's concept (its own term, compounds, synonyms) shares one idf: between the
             // idf of the entries any of them occurs in and the word's own. A rare literal word
@@ -282,24 +283,26 @@ impl SearchIndex {
                     }
                     (_, cap) => cap.unwrap_or_else(|| self.idf(self.df(id))),
                 };
-                let per_owner = !owner_df.is_empty();
-                if per_owner {
+                // Per owner, the term's weight factor there (1 for a one-tool server: it has no
+                // choice among its tools for the word to make).
+                if !owner_df.is_empty() {
                     owner_df.iter_mut().for_each(|c| *c = 0);
                     for p in postings {
                         owner_df[self.owners.of[p.doc as usize] as usize] += 1;
                     }
+                    let global_idf = idf_among(docs as f64, postings.len() as f64);
+                    for (o, factor) in owner_factor.iter_mut().enumerate() {
+                        let size = self.owners.size[o];
+                        *factor = if size >= 2.0 && owner_df[o] > 0 {
+                            (idf_among(size, f64::from(owner_df[o])) / global_idf).powf(OWNER_IDF_SHARE)
+                        } else {
+                            1.0
+                        };
+                    }
                 }
-                let global_idf = idf_among(docs as f64, postings.len() as f64);
                 for p in postings {
                     let doc = p.doc as usize;
-                    let o = if per_owner { self.owners.of[doc] as usize } else { 0 };
-                    // A one-tool server has no choice among its tools for the word to make.
-                    let owner_factor = if per_owner && self.owners.size[o] >= 2.0 {
-                        (idf_among(self.owners.size[o], f64::from(owner_df[o])) / global_idf)
-                            .powf(OWNER_IDF_SHARE)
-                    } else {
-                        1.0
-                    };
+                    let owner_factor = owner_factor.get(self.owners.of[doc] as usize).copied().unwrap_or(1.0);
                     // A read ask's verbs name a state ("who is assigned"), not the action of
                     // a write tool's name.
                     let state = read_ask
