@@ -370,21 +370,23 @@ fn a_fallback_for_a_write_ask_prefers_write_tools() {
     }
 }
 
+/// A plugin tool of server `owner`.
+fn owned_tool(owner: &str, name: &str, description: &str) -> ToolSpec {
+    ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
+}
+
 #[test]
 fn a_query_naming_a_server_picks_it() {
-    let tool = |owner: &str, name: &str, description: &str| {
-        ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
-    };
     let catalog = Catalog::build(
         vec![
-            tool("cloud", "deploy_app", "Deploy an app to the cloud"),
-            tool("cloud", "deploy_plan", "Plan a deployment to the cloud"),
-            tool("cloud", "deploy_logs", "Logs of a deployment"),
-            tool("forge", "run_workflow", "Run a workflow of a repository"),
-            tool("forge", "list_workflows", "List the workflows of a repository"),
-            tool("forge", "list_deployments", "List the deployments of a repository"),
-            tool("chat", "post_message", "Post a message to a channel"),
-            tool("chat", "list_channels", "List the channels"),
+            owned_tool("cloud", "deploy_app", "Deploy an app to the cloud"),
+            owned_tool("cloud", "deploy_plan", "Plan a deployment to the cloud"),
+            owned_tool("cloud", "deploy_logs", "Logs of a deployment"),
+            owned_tool("forge", "run_workflow", "Run a workflow of a repository"),
+            owned_tool("forge", "list_workflows", "List the workflows of a repository"),
+            owned_tool("forge", "list_deployments", "List the deployments of a repository"),
+            owned_tool("chat", "post_message", "Post a message to a channel"),
+            owned_tool("chat", "list_channels", "List the channels"),
         ],
         &CatalogOptions::default(),
     );
@@ -1114,17 +1116,14 @@ fn a_word_every_tool_of_a_server_uses_weighs_less_in_that_server() {
     // `sync` is in every tool of `mirror`, where it picks none of them, and in one tool of
     // `calendar` (not in its name), where it is what that tool does: with both servers loaded, that
     // tool comes before most of mirror's (fourth of four when the word weighs the same in both).
-    let tool = |owner: &str, name: &str, description: &str| {
-        ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
-    };
     let catalog = Catalog::build(
         vec![
-            tool("mirror", "push_changes", "Sync: push local changes to the remote mirror"),
-            tool("mirror", "pull_changes", "Sync: pull remote changes into the local mirror"),
-            tool("mirror", "mirror_status", "Sync: show how far the mirror is behind"),
-            tool("calendar", "refresh_calendar", "Sync the calendar with the remote account"),
-            tool("calendar", "list_events", "List the events of a day"),
-            tool("calendar", "delete_event", "Delete an event"),
+            owned_tool("mirror", "push_changes", "Sync: push local changes to the remote mirror"),
+            owned_tool("mirror", "pull_changes", "Sync: pull remote changes into the local mirror"),
+            owned_tool("mirror", "mirror_status", "Sync: show how far the mirror is behind"),
+            owned_tool("calendar", "refresh_calendar", "Sync the calendar with the remote account"),
+            owned_tool("calendar", "list_events", "List the events of a day"),
+            owned_tool("calendar", "delete_event", "Delete an event"),
         ],
         &CatalogOptions::default(),
     );
