@@ -267,7 +267,11 @@ impl SearchIndex {
     }
 
     pub(super) fn idf(&self, df: usize) -> f64 {
-        let n = self.docs() as f64;
-        (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+        idf_among(self.docs() as f64, df as f64)
     }
+}
+
+/// The BM25 `idf` of a term in `df` of `n` entries.
+pub(super) fn idf_among(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }

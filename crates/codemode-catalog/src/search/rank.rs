@@ -11,7 +11,7 @@ use super::analysis::{
 };
 use super::entities::{Named, shape_term};
 use super::expand::Kind;
-use super::index::SearchIndex;
+use super::index::{SearchIndex, idf_among};
 use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
@@ -480,9 +480,4 @@ pub(super) fn match_text(
         out.push('…');
     }
     out
-}
-
-/// The BM25 `idf` of a term in `df` of `n` entries.
-fn idf_among(n: f64, df: f64) -> f64 {
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
