@@ -58,6 +58,7 @@ fn main() {
         ("fresh3 set", intents::fresh3_intents()),
         ("fresh4 set", intents::fresh4_intents()),
         ("fresh5 set", intents::fresh5_intents()),
+        ("fresh6 set", intents::fresh6_intents()),
     ] {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]

@@ -186,7 +186,8 @@ impl<'a> Named<'a> {
     /// address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel, `@name` a user,
     /// `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a directory, `/var/log` a path,
     /// `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a
-    /// time, `PST` or (in a question about the time) `Sydney` a time zone, and `Dana's` a user.
+    /// time, `PST` or (in a question about the time) `Sydney` a time zone, `Dana's` a user,
+    /// `:tada:` a reaction, `+4915112345678` a phone, and a chat id (`U024BE7LH`) a user or channel.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
         self.distinct(|kind, _| kind)
     }
@@ -290,6 +291,49 @@ fn is_clock_time(chunk: &str) -> bool {
     hours_ok && minutes_ok && (suffixed || minutes.is_some())
 }
 
+/// An emoji shortcode: `:tada:`, `:white_check_mark:`, `:+1:`.
+fn is_emoji_code(chunk: &str) -> bool {
+    let Some(inner) = chunk.strip_prefix(':').and_then(|c| c.strip_suffix(':')) else { return false };
+    !inner.is_empty()
+        && inner.len() <= 40
+        && inner.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_+-".contains(&b))
+        && (inner.bytes().any(|b| b.is_ascii_lowercase()) || matches!(inner, "+1" | "-1"))
+}
+
+/// A phone number: `+4915112345678`, `+1-555-010-9999`, `555-010-9999`, or a country code
+/// (`+44`) followed by a chunk of digits.
+fn is_phone_number(chunk: &str, next: Option<&str>) -> bool {
+    let digits = chunk.bytes().filter(u8::is_ascii_digit).count();
+    let formed = chunk.bytes().all(|b| b.is_ascii_digit() || b"+-.()".contains(&b));
+    if digits == 0 || !formed || chunk[1..].contains('+') {
+        return false;
+    }
+    if let Some(rest) = chunk.strip_prefix('+') {
+        let spaced = (1..=3).contains(&rest.len())
+            && next.is_some_and(|n| n.len() >= 2 && n.bytes().all(|b| b.is_ascii_digit() || b == b'-'));
+        return (7..=15).contains(&digits) || spaced;
+    }
+    // `555-010-9999`: three groups of digits, 3-3-4.
+    let groups: Vec<usize> = chunk.split('-').map(str::len).collect();
+    groups == [3, 3, 4] && digits == 10
+}
+
+/// A chat platform's id: `U024BE7LH` (a user) or `C01ABCDEF9` (a channel): a capital `U`, `W` or
+/// `C` and 8 to 10 more capitals and digits, at least two of each.
+fn chat_id_kind(chunk: &str) -> Option<&'static str> {
+    let kind = match chunk.as_bytes().first()? {
+        b'U' | b'W' => "user",
+        b'C' => "channel",
+        _ => return None,
+    };
+    let rest = &chunk[1..];
+    let ok = (8..=10).contains(&rest.len())
+        && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        && rest.bytes().filter(u8::is_ascii_digit).count() >= 2
+        && rest.bytes().filter(u8::is_ascii_uppercase).count() >= 2;
+    ok.then_some(kind)
+}
+
 /// A commit hash: 6 to 40 hex digits, at least two of them digits and one a letter.
 fn is_commit_hash(chunk: &str) -> bool {
     (6..=40).contains(&chunk.len())
@@ -311,13 +355,34 @@ fn for_each_entity<'a>(
     let chunks: Vec<&'a str> = query
         .split_whitespace()
         .take(MAX_QUERY_TERMS * 2)
-        .map(|chunk| chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.'))
+        .map(|chunk| {
+            // An emoji shortcode keeps its colons (`:tada:`); other chunks lose them.
+            let outer = chunk.trim_matches(|c: char| "\"'`()[]{}<>,;!?".contains(c)).trim_end_matches('.');
+            if is_emoji_code(outer) {
+                outer
+            } else {
+                chunk.trim_matches(|c: char| "\"'`()[]{}<>,;:!?".contains(c)).trim_end_matches('.')
+            }
+        })
         .collect();
     let lower: Vec<String> = chunks.iter().map(|c| c.to_ascii_lowercase()).collect();
     let mut timed = false;
     for (i, &chunk) in chunks.iter().enumerate() {
         let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
         let starts = |prefix: &str| chunk.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
+        if is_emoji_code(chunk) {
+            // `:tada:` names an emoji, which a message or comment gets as a reaction.
+            push(chunk, "reaction", "");
+            continue;
+        }
+        if is_phone_number(chunk, chunks.get(i + 1).copied()) {
+            push(chunk, "phone", "");
+            continue;
+        }
+        if let Some(kind) = chat_id_kind(chunk) {
+            push(chunk, kind, "");
+            continue;
+        }
         if starts("http://") || starts("https://") || starts("www.") {
             push(chunk, "url", "url");
             continue;
