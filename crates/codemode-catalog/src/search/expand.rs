@@ -110,19 +110,27 @@ impl SearchIndex {
         let word_len = word.len();
         let alphabetic = word.bytes().all(|b| b.is_ascii_lowercase());
         if exact.is_none() && !self.known_words.contains_key(word) && word_len >= 4 && alphabetic {
-            let max = if word_len >= 8 { 2 } else { 1 };
-            let lo = word_len.saturating_sub(max);
-            let hi = (word_len + max).min(self.words_by_len.len().saturating_sub(1));
-            let mask = letter_mask(word);
-            for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
-                for (candidate, id, candidate_mask) in bucket {
-                    // An edit changes at most two of the letters a word has: words that differ
-                    // in more are too far, without computing the distance.
-                    if (mask ^ candidate_mask).count_ones() as usize > 2 * max {
-                        continue;
-                    }
-                    if let Some(d) = bounded_edit_distance(word, candidate, max) {
-                        add(&mut out, *id, if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT }, Kind::Near);
+            // The word as written, and its stem: a typo in an inflected word (`asigned`) is one
+            // edit from the form the catalog has (`assign`) only once both lose the ending.
+            // One edit on the stem, of five letters or more.
+            let stemmed = (term != word && term.len() >= 5 && term.bytes().all(|b| b.is_ascii_lowercase()))
+                .then_some(term);
+            for form in std::iter::once(word).chain(stemmed) {
+                let max = if form == word && word_len >= 8 { 2 } else { 1 };
+                let lo = form.len().saturating_sub(max);
+                let hi = (form.len() + max).min(self.words_by_len.len().saturating_sub(1));
+                let mask = letter_mask(form);
+                for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
+                    for (candidate, id, candidate_mask) in bucket {
+                        // An edit changes at most two of the letters a word has: words that
+                        // differ in more are too far, without computing the distance.
+                        if (mask ^ candidate_mask).count_ones() as usize > 2 * max {
+                            continue;
+                        }
+                        if let Some(d) = bounded_edit_distance(form, candidate, max) {
+                            let weight = if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT };
+                            add(&mut out, *id, weight, Kind::Near);
+                        }
                     }
                 }
             }

@@ -404,6 +404,28 @@ fn a_query_naming_a_server_picks_it() {
 }
 
 #[test]
+fn a_typo_in_an_inflected_word_is_found_through_its_stem() {
+    // The catalog has `assign` and `commit`, never `assigned` or `committed`: the typos are two
+    // edits from those forms as written, one once the endings go.
+    let catalog = Catalog::build(
+        vec![
+            owned_tool("forge", "assign_issue", "Assign an issue to a user"),
+            owned_tool("forge", "create_commit", "Commit a change to a branch"),
+            owned_tool("forge", "list_releases", "List the releases of a repository"),
+        ],
+        &CatalogOptions::default(),
+    );
+    for (query, id, matched) in [
+        ("asigned", "openclaw:forge:assign_issue", "name: asigned~"),
+        ("comitted", "openclaw:forge:create_commit", "name: comitted~"),
+    ] {
+        let hits = catalog.search_hits(query, 1);
+        assert_eq!(hits[0].entry.id, id, "{query}");
+        assert!(hits[0].matched.starts_with(matched), "{query}: {}", hits[0].matched);
+    }
+}
+
+#[test]
 fn an_emoji_a_phone_number_and_a_chat_id_say_what_the_query_is_about() {
     let catalog = Catalog::build(
         vec![
