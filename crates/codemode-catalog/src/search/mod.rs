@@ -61,7 +61,8 @@
 //!   place: `Sydney`, `New York`, `Japan`, from `places.txt`, zone cities of the IANA database,
 //!   countries, US states and big cities, but not one followed by a compass word, a cloud region
 //!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
-//!   would make it a product: `GitHub's`) add, per group, the entry's best such term at weight
+//!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
+//!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel) add, per group, the entry's best such term at weight
 //!   0.7, outside the coverage. The words of a named thing are names, not words of the ask:
 //!   `notes` of `notes.txt` or `general` of `#general` are not query words. Nor are names of
 //!   things: a hyphenated or snake_case chunk with a digit (`web-01`), a deployment word
