@@ -22,6 +22,12 @@ pub(crate) static GUEST_WASM: &[u8] = include_bytes!("../wasm/codemode_guest.was
 /// How often the ticker advances the epoch while a guest call is running.
 const TICK: Duration = Duration::from_millis(1);
 
+/// Ticks the ticker keeps going after the last guest call ends before it parks: guest calls
+/// come in bursts (each step of a run, each nested call, runs a few ms apart), and a call that
+/// finds the ticker parked pays a thread wake-up (a futex syscall and, on an idle core, an
+/// inter-processor interrupt) on its own path.
+const LINGER_TICKS: u32 = 50;
+
 /// Everything derived once from the module for one engine configuration.
 pub(crate) struct Compiled {
     pub engine: Engine,
@@ -125,8 +131,8 @@ fn pooling_config(slots: u32) -> PoolingAllocationConfig {
     p
 }
 
-/// One thread advances the epoch of every engine while any guest call runs, and parks
-/// otherwise.
+/// One thread advances the epoch of every engine while any guest call runs (and briefly after),
+/// and parks otherwise.
 pub(crate) struct Ticker {
     engines: Mutex<Vec<Engine>>,
     active: AtomicUsize,
@@ -171,7 +177,8 @@ fn ticker_in(
     }))
 }
 
-/// The ticker thread: advances every engine's epoch each [`TICK`] while a guest call runs.
+/// The ticker thread: advances every engine's epoch each [`TICK`] while a guest call runs, and
+/// for [`LINGER_TICKS`] after the last one ends; then it parks until the next call.
 fn tick(cell: &'static OnceLock<Ticker>) {
     // Wait until the cell is initialised (just after the spawn returns).
     let t = loop {
@@ -180,10 +187,17 @@ fn tick(cell: &'static OnceLock<Ticker>) {
         }
         std::thread::park_timeout(TICK);
     };
+    let mut idle = 0u32;
     loop {
         if t.active.load(Ordering::Acquire) == 0 {
-            std::thread::park();
-            continue;
+            if idle >= LINGER_TICKS {
+                std::thread::park();
+                idle = 0;
+                continue;
+            }
+            idle += 1;
+        } else {
+            idle = 0;
         }
         std::thread::sleep(TICK);
         for e in t.engines.lock().unwrap_or_else(|e| e.into_inner()).iter() {

@@ -6,10 +6,7 @@ use std::time::Instant;
 
 use wasmtime::{Extern, Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline};
 
-use crate::abi::{
-    AbiStats, Delivery, ExportIndices, GuestOutput, GuestPolicy, HostCall, HostState, LedgerCall,
-    PENDING_WITHOUT_HOST_WORK,
-};
+use crate::abi::{AbiStats, ExportIndices, GuestOutput, GuestPolicy, HostState, PENDING_WITHOUT_HOST_WORK};
 use crate::abi_names::GUEST_EXPORTS;
 use crate::abi_names::status;
 use crate::base::{PAGE, SandboxInner};
@@ -17,6 +14,8 @@ use crate::dirty::Tracker;
 use crate::engine::ticker;
 use crate::error::{GuestError, SandboxError};
 use crate::snapshot::Snapshot;
+
+mod calls;
 
 /// What a step left the current cell at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -407,64 +406,6 @@ impl Vm {
             Ok((code, result))
         })?;
         self.step(true, code, result)
-    }
-
-    /// Settle host call `call_id`. Reactions run at the next [`Vm::run_jobs`]. Guest code may
-    /// run here (a user-defined `then` getter on `Object.prototype`), hence the deadline.
-    pub fn deliver(
-        &mut self,
-        call_id: u32,
-        delivery: Delivery,
-        deadline: Instant,
-    ) -> Result<(), SandboxError> {
-        if self.terminated.is_none() && !self.store.data().ledger.calls.contains_key(&call_id) {
-            return Err(SandboxError::UnknownCall { call_id });
-        }
-        let mem = self.memory;
-        let (kind, text, code) = match &delivery {
-            Delivery::Resolve(json) => (0, json.as_str(), ""),
-            Delivery::Reject { message, code } => (1, message.as_str(), code.as_deref().unwrap_or("")),
-        };
-        let rc = self.guarded(deadline, |store, ex| {
-            let (ptr, len) = Self::write_parts(store, ex, mem, &[text.as_bytes(), code.as_bytes()])?;
-            let (tl, cl) = (text.len() as u32, code.len() as u32);
-            let rc = ex.deliver.call(&mut *store, (call_id, kind, ptr, tl, ptr + tl, cl))?;
-            ex.dealloc.call(&mut *store, (ptr, len))?;
-            Ok(rc)
-        })?;
-        let ledger = &mut self.store.data_mut().ledger;
-        if rc != -1 {
-            ledger.calls.remove(&call_id);
-            ledger.stats.deliveries += 1;
-            ledger.stats.delivered_bytes += (text.len() + code.len()) as u64;
-        }
-        match rc {
-            0 => Ok(()),
-            -1 => Err(SandboxError::UnknownCall { call_id }),
-            -2 => Err(SandboxError::InvalidJson),
-            _ => Err(abi("the guest could not settle the promise")),
-        }
-    }
-
-    /// Host calls started since the last take (each is returned once, across snapshots).
-    pub fn take_host_calls(&mut self) -> Vec<HostCall> {
-        let mut out = Vec::new();
-        for (id, call) in self.store.data_mut().ledger.calls.iter_mut() {
-            if !call.taken {
-                call.taken = true;
-                out.push(HostCall { id: *id, payload: call.payload.clone() });
-            }
-        }
-        out
-    }
-
-    /// Every host call started and not delivered yet (taken or not).
-    pub fn pending_host_calls(&self) -> Vec<HostCall> {
-        let calls = &self.store.data().ledger.calls;
-        calls
-            .iter()
-            .map(|(id, LedgerCall { payload, .. })| HostCall { id: *id, payload: payload.clone() })
-            .collect()
     }
 
     /// Output accepted since the last take while no policy was installed (a policy keeps the output

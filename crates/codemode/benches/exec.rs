@@ -1,5 +1,6 @@
 //! End-to-end `exec` latency: a trivial cell (back to back, and paced like model turns), 10
-//! sequential and 10 parallel nested calls, and a trivial cell with the 16 public MCP catalogs (677
+//! sequential and 10 parallel nested calls, 100 sequential nested calls (a call's cost inside an
+//! exec), and a trivial cell with the 16 public MCP catalogs (677
 //! tools) behind `MCP`; each on the dedicated VM thread (the default) and on the calling thread
 //! (`GuestThread::Caller`). The anchor, the npm package `quickjs-wasi` on Node (create + eval `1+1` +
 //! dispose), runs in the same invocation (`../codemode-sandbox/benches/anchor`, installed with npm
@@ -66,6 +67,8 @@ fn main() {
     let scope = RunScope::new("bench", "bench");
     let sequential =
         "let n = 0; for (let i = 0; i < 10; i++) { n += (await tools.echo({ i })).i; } return n;";
+    // Per-call cost inside a whole exec: (this row - the trivial cell) / 100.
+    let hundred = "let n = 0; for (let i = 0; i < 100; i++) { n += (await tools.echo({ i })).i; } return n;";
     let parallel =
         "const r = await Promise.all([0,1,2,3,4,5,6,7,8,9].map((i) => tools.echo({ i }))); return r.length;";
     // (name, runtime, code, pause between runs: VM threads prepare the next VM while idle, as they
@@ -76,6 +79,7 @@ fn main() {
         ("trivial cell (`return 1 + 1`)", &cm, TRIVIAL, zero),
         ("10 sequential nested calls", &cm, sequential, zero),
         ("10 parallel nested calls", &cm, parallel, zero),
+        ("100 sequential nested calls", &cm, hundred, zero),
         ("trivial cell, paced 2 ms apart", &cm, TRIVIAL, paced),
         ("trivial cell, 677 MCP tools in the catalog", &big_cm, TRIVIAL, zero),
         ("trivial cell, 677 MCP tools, paced 2 ms apart", &big_cm, TRIVIAL, paced),
@@ -83,6 +87,7 @@ fn main() {
         ("trivial cell, on the calling thread, paced 2 ms apart", &cm_caller, TRIVIAL, paced),
         ("10 sequential nested calls, on the calling thread", &cm_caller, sequential, zero),
         ("10 parallel nested calls, on the calling thread", &cm_caller, parallel, zero),
+        ("100 sequential nested calls, on the calling thread", &cm_caller, hundred, zero),
         ("trivial cell, 677 MCP tools, on the calling thread", &big_caller, TRIVIAL, zero),
         ("trivial cell, 677 MCP tools, on the calling thread, paced 2 ms apart", &big_caller, TRIVIAL, paced),
     ];

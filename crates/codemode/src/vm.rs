@@ -431,19 +431,13 @@ fn run_command(
     }
 }
 
-/// Settles host calls, then runs jobs.
+/// Settles host calls, then runs jobs (one entry into the guest).
 fn deliver(
     vm: &mut Vm,
     deliveries: impl IntoIterator<Item = (u32, Delivery)>,
     deadline: Instant,
 ) -> Result<Step, SandboxError> {
-    for (id, delivery) in deliveries {
-        match vm.deliver(id, delivery, deadline) {
-            Ok(()) | Err(SandboxError::UnknownCall { .. }) | Err(SandboxError::InvalidJson) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    vm.run_jobs(deadline)
+    vm.deliver_and_run(deliveries, deadline)
 }
 
 /// VMs started ahead of time for runs on the caller's thread, and the background thread that

@@ -97,6 +97,43 @@ fn deliver_errors() {
     );
 }
 
+#[test]
+fn deliver_and_run_settles_a_step_in_one_go() {
+    let _g = serial();
+    let mut vm = sandbox().start().unwrap();
+    let cell = "const r = await Promise.allSettled([host('a', 1), host('b', 2), host('c', 3)]);\n\
+                return r.map((x) => x.status === 'fulfilled' ? x.value : [x.reason.message, x.reason.code]);";
+    assert!(matches!(vm.eval_cell(cell, "user.js", soon()).unwrap(), Step::Pending { pending_calls: 3 }));
+    let ids: Vec<u32> = vm.take_host_calls().iter().map(|c| c.id).collect();
+    let before = vm.abi_stats().deliveries;
+    // An unknown call is skipped and an invalid reply rejects its promise, as `deliver` would have
+    // it; the rest settle, then the jobs run, all in one call.
+    let step = vm
+        .deliver_and_run(
+            [
+                (ids[0], Delivery::Resolve("10".into())),
+                (ids[2] + 99, Delivery::Resolve("0".into())),
+                (ids[1], Delivery::Resolve("{nope".into())),
+                (ids[2], Delivery::Reject { message: "no".into(), code: Some("tool_error".into()) }),
+            ],
+            soon(),
+        )
+        .unwrap();
+    assert_eq!(
+        step,
+        completed(r#"[10,["host delivered invalid JSON","internal_error"],["no","tool_error"]]"#)
+    );
+    assert_eq!(vm.abi_stats().deliveries - before, 3);
+    assert!(vm.pending_host_calls().is_empty());
+    // Past its deadline nothing is delivered.
+    let mut vm = sandbox().start().unwrap();
+    vm.eval_cell("return await host('a', 1)", "user.js", soon()).unwrap();
+    let id = vm.take_host_calls()[0].id;
+    let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+    assert_eq!(vm.deliver_and_run([(id, Delivery::Resolve("1".into()))], past), Err(SandboxError::Timeout));
+    assert_eq!(vm.pending_host_calls().len(), 1);
+}
+
 struct Budget {
     calls_left: usize,
     output_bytes_left: usize,
