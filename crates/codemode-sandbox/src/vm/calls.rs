@@ -48,7 +48,7 @@ impl Vm {
                 if !store.data().ledger.calls.contains_key(&call_id) {
                     continue;
                 }
-                if !matches!(Self::settle(store, ex, mem, call_id, &delivery)?, 0 | -1 | -2) {
+                if !matches!(Self::settle(store, ex, mem, call_id, &delivery)?, -2..=0) {
                     return Ok((0, Vec::new(), true));
                 }
             }
