@@ -435,6 +435,7 @@ fn an_emoji_a_phone_number_and_a_chat_id_say_what_the_query_is_about() {
             owned_tool("sms", "send_sms", "Send an SMS to a phone number"),
             owned_tool("forge", "list_releases", "List the releases of a repository"),
             owned_tool("forge", "update_issue_title", "Update the title of an issue"),
+            owned_tool("forge", "update_pull_request_title", "Update the title of a pull request"),
         ],
         &CatalogOptions::default(),
     );
@@ -447,6 +448,9 @@ fn an_emoji_a_phone_number_and_a_chat_id_say_what_the_query_is_about() {
     assert_eq!(top("ping 555-010-9999 about tonight"), "openclaw:sms:send_sms");
     assert_eq!(top("who is U024BE7LH"), "openclaw:chat:get_user_profile");
     assert_eq!(top("what is in C01ABCDEF9"), "openclaw:chat:list_channels");
+    // What it names counts beside the ask's words: `title` is in the names of two tools of
+    // another server, but the ask is about a user.
+    assert_eq!(top("who is U024BE7LH, what's their title"), "openclaw:chat:get_user_profile");
     // A clock time, a date and a version are none of these.
     assert_ne!(top("releases since 2024-01-15"), "openclaw:sms:send_sms");
     assert_ne!(top("what title did release 1.2.3 have"), "openclaw:chat:add_reaction");
@@ -808,12 +812,12 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The issue's targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 93.0% / 90.4%; held-out split 93.7% / 90.3% (both targets met); the first fresh set
-/// 92.3% / 88.1%, the second 89.1% / 76.6% (without its near copies of earlier intents 89.2% /
-/// 78.5%), the third 85.3% / 75.9% (168 distinct: 85.1% / 75.6%) and the fourth 78.7% / 68.0%
+/// Whole set 93.2% / 90.7%; held-out split 93.7% / 90.3% (both targets met); the first fresh set
+/// 93.0% / 88.8%, the second 89.1% / 78.1% (without its near copies of earlier intents 89.2% /
+/// 80.6%), the third 85.3% / 76.5% (168 distinct: 85.1% / 76.2%) and the fourth 81.2% / 70.6%
 /// (75.1% / 65.5% at its first measurement), all tuning sources now; the fifth fresh set, never
-/// tuned on, 70.5% / 54.0% (70.5% / 52.5% at its first measurement) and the sixth, never tuned on,
-/// 85.5% / 72.0% at its first measurement. This test holds these levels
+/// tuned on, 70.5% / 55.0% (70.5% / 52.5% at its first measurement) and the sixth, never tuned on,
+/// 86.0% / 73.5% (85.5% / 72.0% at its first measurement). This test holds these levels
 /// so they cannot silently regress, and the engine must beat the word-overlap baseline. On failure
 /// it prints misses of the tuning split only.
 #[test]
@@ -825,13 +829,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.927,
+        one.all.top3_rate() >= 0.931,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.903,
+        all.all.top3_rate() >= 0.906,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -865,14 +869,14 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.922, 0.881, true);
-    check("fresh2", fresh2_report, 0.890, 0.766, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.891, 0.784, false);
-    check("fresh3", fresh3_report, 0.852, 0.758, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.850, 0.755, false);
-    check("fresh4", fresh4_report, 0.786, 0.680, true);
-    check("fresh5", fresh5_report, 0.705, 0.540, true);
-    check("fresh6", fresh6_report, 0.855, 0.720, true);
+    check("fresh", fresh_report, 0.930, 0.888, true);
+    check("fresh2", fresh2_report, 0.890, 0.781, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.891, 0.806, false);
+    check("fresh3", fresh3_report, 0.852, 0.764, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.850, 0.761, false);
+    check("fresh4", fresh4_report, 0.812, 0.705, true);
+    check("fresh5", fresh5_report, 0.705, 0.550, true);
+    check("fresh6", fresh6_report, 0.860, 0.735, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
