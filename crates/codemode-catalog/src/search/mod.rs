@@ -64,8 +64,8 @@
 //!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
 //!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel) add, per group, the entry's best such term at weight
 //!   0.7, outside the coverage; what a named thing is (`user` for `U024BE7LH`) is also matched
-//!   against the entries like a word of the query, at `NAMED_WEIGHT` (1.0 of a word's weight,
-//!   fixed on the tuning sources) and outside the coverage, unless the query says it already.
+//!   against the entries like a word of the query, at a word's weight (fixed on the tuning
+//!   sources) but outside the coverage, unless the query says it already.
 //!   The words of a named thing are names, not words of the ask:
 //!   `notes` of `notes.txt` or `general` of `#general` are not query words. Nor are names of
 //!   things: a hyphenated or snake_case chunk with a digit (`web-01`), a deployment word
@@ -250,9 +250,6 @@ const SYNONYM_WEIGHT: f64 = 0.9;
 const POLYSEMY_EXPONENT: f64 = 0.25;
 /// The weight of what a question word asks for.
 const ASK_WEIGHT: f64 = 0.7;
-/// The share of a word's weight what a named thing is (`:tada:` a reaction) counts with when
-/// matched against the entries (fixed on the tuning sources: 0.3 to 1.0 tried).
-const NAMED_WEIGHT: f64 = 1.0;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;

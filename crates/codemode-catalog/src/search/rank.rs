@@ -16,8 +16,7 @@ use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
     ADJACENT_BONUS, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, NAMED_WEIGHT, OWNER_BLEND, OWNER_IDF_SHARE,
-    SUPPRESS,
+    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, OWNER_IDF_SHARE, SUPPRESS,
 };
 
 /// The [`SUPPRESS`] fields as a field mask.
@@ -249,19 +248,17 @@ impl SearchIndex {
         let mut owner_df = vec![0u32; self.owners.size.len()];
         let mut owner_factor = vec![1f64; self.owners.size.len()];
         // What the query names by form (`:tada:` a reaction, `U024BE7LH` a user) also counts as
-        // a word of the ask, at a share of a word's weight and outside the coverage: the ask is
-        // about such a thing, but an entry need not say so.
-        let named_words: Vec<Vec<(u32, f64, Kind)>> = kinds
+        // a word of the ask, at a word's weight (fixed on the tuning sources; 0.3-1.0 tried) but
+        // outside the coverage: the ask is about such a thing, but an entry need not say so.
+        let named_words: Vec<Vec<(u32, f64, Kind)>> = tokens(&kinds.join(" "), &mut stems)
             .iter()
-            .filter(|w| !query_tokens.iter().any(|t| t.term == stem(w)))
-            .map(|w| {
-                let token = Token { word: (*w).to_owned(), term: stem(w) };
-                self.expand(&token, None).into_iter().map(|(id, wt, k)| (id, wt * NAMED_WEIGHT, k)).collect()
-            })
+            .filter(|k| !query_tokens.iter().any(|t| t.term == k.term))
+            .map(|k| self.expand(k, None))
             .collect();
         let words = all_expansions.len();
         for (i, expansions) in all_expansions.iter().chain(&named_words).enumerate() {
-            let named_word = i >= words;
+            // A word of the query: it counts in the coverage and in the match text.
+            let counts = i < words;
             // The word's concept (its own term, compounds, synonyms) shares one idf: between the
             // idf of the entries any of them occurs in and the word's own. A rare literal word
             // does not fully outweigh the common synonym it stands for, and a synonym never
@@ -339,18 +336,14 @@ impl SearchIndex {
                 // Not indexed and no expansion: weigh it like a word seen once.
                 query_idf = self.idf(1);
             }
-            if named_word {
-                for &doc in &touched {
-                    scores[doc] += best[doc];
-                    best[doc] = 0.0;
-                }
-                touched.clear();
-                continue;
+            if counts {
+                total_idf += query_idf;
             }
-            total_idf += query_idf;
             for &doc in &touched {
                 if best[doc] > 0.0 {
                     scores[doc] += best[doc];
+                }
+                if counts && best[doc] > 0.0 {
                     covered[doc] += query_idf * best_credit[doc];
                     for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
                         if best_fields[doc] & (1 << f) != 0 {
