@@ -334,9 +334,10 @@ fn chat_id_kind(chunk: &str) -> Option<&'static str> {
     ok.then_some(kind)
 }
 
-/// A commit hash: 6 to 40 hex digits, at least two of them digits and one a letter.
+/// A commit hash: 7 (git's shortest abbreviation) to 40 hex digits, at least two of them digits
+/// and one a letter. Shorter ones (`abc123`) are as often a session or record id.
 fn is_commit_hash(chunk: &str) -> bool {
-    (6..=40).contains(&chunk.len())
+    (7..=40).contains(&chunk.len())
         && chunk.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
         && chunk.bytes().filter(u8::is_ascii_digit).count() >= 2
         && chunk.bytes().any(|b| b.is_ascii_alphabetic())

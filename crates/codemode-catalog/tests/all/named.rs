@@ -50,6 +50,12 @@ fn paths_repositories_commits_and_branches_name_what_they_are() {
     assert_eq!(top(&desk, "open a bug in octo/app about the crash"), "forge:create_issue");
     // `abc1234` is a commit.
     assert_eq!(top(&desk, "what changed in abc1234"), "vcs:show_commit");
+    // `abc123` is too short for one: a session's id here, not a commit.
+    let guide = catalog(&[
+        ("vcs", "show_commit", "Show the contents of a commit"),
+        ("store", "get_session", "Get a session by its id"),
+    ]);
+    assert_eq!(top(&guide, "fetch abc123"), "store:get_session");
     // `hotfix/1.2` is a branch.
     assert_eq!(top(&desk, "move me onto hotfix/1.2"), "vcs:checkout_branch");
     // `archive/2024` is a directory (one part is no word), and to make one is to create it.
