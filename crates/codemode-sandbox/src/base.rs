@@ -22,14 +22,20 @@ pub(crate) fn base_page(base: &[u8], i: usize) -> &[u8] {
 }
 
 /// The state every VM starts from, stored sparsely: the pages that differ from the pristine
-/// module memory (a base image costs its dirty pages, not the whole linear memory).
+/// module memory (a base image costs its dirty pages, not the whole linear memory). A base image
+/// captured on top of another ([`crate::Sandbox::extend`]) shares the pages it has in common with
+/// it instead of holding a second copy.
 pub(crate) struct BaseImage {
     /// Linear memory size of the base state, in bytes.
     pub len: usize,
     /// Pages that differ from the pristine module memory, ascending.
     pub dirty: Vec<u32>,
-    /// Their contents, `PAGE` bytes each, in the order of `dirty`.
-    pub pages: Box<[u8]>,
+    /// Where each page of `dirty` is held: a chunk of `chunks` and the page's place in it.
+    slots: Vec<(u32, u32)>,
+    /// Page contents, `PAGE` bytes each: the parent image's chunks, then this image's own.
+    chunks: Vec<Arc<[u8]>>,
+    /// Bytes of the pages this image holds itself (not shared with the image it was captured on).
+    pub own_bytes: usize,
     pub ledger: Ledger,
     /// Identity of this base image (module hash + config + pages).
     pub id: u64,
@@ -37,12 +43,22 @@ pub(crate) struct BaseImage {
 
 impl BaseImage {
     pub fn empty() -> BaseImage {
-        BaseImage { len: 0, dirty: Vec::new(), pages: Box::new([]), ledger: Ledger::default(), id: 0 }
+        BaseImage {
+            len: 0,
+            dirty: Vec::new(),
+            slots: Vec::new(),
+            chunks: Vec::new(),
+            own_bytes: 0,
+            ledger: Ledger::default(),
+            id: 0,
+        }
     }
 
     /// The `k`-th dirty page's contents.
     pub fn dirty_page(&self, k: usize) -> &[u8] {
-        &self.pages[k * PAGE..(k + 1) * PAGE]
+        let (chunk, at) = self.slots[k];
+        let at = at as usize * PAGE;
+        &self.chunks[chunk as usize][at..at + PAGE]
     }
 
     /// Page `i` of the base state: its dirty copy, else the pristine page (zero past it).
@@ -54,17 +70,57 @@ impl BaseImage {
     }
 
     /// The base image of a VM's `memory` and `ledger` (after a setup script, with no guest frame
-    /// live).
-    pub fn capture(memory: &[u8], ledger: &Ledger, compiled: &Compiled, config: &SandboxConfig) -> BaseImage {
+    /// live). Pages equal to `parent`'s (the image the VM started from) are shared with it.
+    pub fn capture(
+        memory: &[u8],
+        ledger: &Ledger,
+        compiled: &Compiled,
+        config: &SandboxConfig,
+        parent: Option<&BaseImage>,
+    ) -> BaseImage {
         let pristine = &compiled.pristine;
+        let mut chunks: Vec<Arc<[u8]>> = parent.map(|p| p.chunks.clone()).unwrap_or_default();
+        let own_chunk = u32::try_from(chunks.len()).expect("few chunks");
         let mut dirty = Vec::new();
-        let mut pages = Vec::new();
+        let mut slots = Vec::new();
+        let mut own = Vec::new();
+        let mut h = std::hash::DefaultHasher::new();
+        compiled.module_hash.hash(&mut h);
+        config.memory_limit_bytes.hash(&mut h);
+        memory.len().hash(&mut h);
         for (i, page) in memory.chunks(PAGE).enumerate() {
-            if page != base_page(pristine, i) {
-                dirty.push(i as u32);
-                pages.extend_from_slice(page);
-                pages.resize(dirty.len() * PAGE, 0);
+            if page == base_page(pristine, i) {
+                continue;
             }
+            let shared = parent.and_then(|p| match p.dirty.binary_search(&(i as u32)) {
+                Ok(k) if p.dirty_page(k) == page => Some(p.slots[k]),
+                _ => None,
+            });
+            dirty.push(i as u32);
+            match shared {
+                Some(slot) => slots.push(slot),
+                None => {
+                    slots.push((own_chunk, (own.len() / PAGE) as u32));
+                    own.extend_from_slice(page);
+                }
+            }
+        }
+        let own_bytes = own.len();
+        chunks.push(own.into());
+        let image = BaseImage {
+            len: memory.len(),
+            dirty,
+            slots,
+            chunks,
+            own_bytes,
+            ledger: Ledger::default(),
+            id: 0,
+        };
+        // The id covers the pages as one run of bytes (the length, then each page in order).
+        image.dirty.hash(&mut h);
+        h.write_usize(image.dirty.len() * PAGE);
+        for k in 0..image.dirty.len() {
+            h.write(image.dirty_page(k));
         }
         // The base carries no per-run accounting: every run starts with zero stats and output.
         let ledger = Ledger {
@@ -74,16 +130,7 @@ impl BaseImage {
             captured_at_ns: 0,
             ..ledger.clone()
         };
-        let id = {
-            let mut h = std::hash::DefaultHasher::new();
-            compiled.module_hash.hash(&mut h);
-            config.memory_limit_bytes.hash(&mut h);
-            memory.len().hash(&mut h);
-            dirty.hash(&mut h);
-            pages.hash(&mut h);
-            h.finish()
-        };
-        BaseImage { len: memory.len(), dirty, pages: pages.into_boxed_slice(), ledger, id }
+        BaseImage { ledger, id: h.finish(), ..image }
     }
 }
 

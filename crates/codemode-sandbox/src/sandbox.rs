@@ -58,7 +58,8 @@ impl Sandbox {
             vm.run_jobs(deadline)?;
         }
         vm.store.data_mut().deterministic = live_clock;
-        let base = BaseImage::capture(vm.memory.data(&vm.store), &vm.store.data().ledger, &compiled, &config);
+        let base =
+            BaseImage::capture(vm.memory.data(&vm.store), &vm.store.data().ledger, &compiled, &config, None);
         drop(vm);
         Ok(Sandbox { inner: Arc::new(SandboxInner { config, compiled, base }) })
     }
@@ -103,6 +104,7 @@ impl Sandbox {
             &vm.store.data().ledger,
             &inner.compiled,
             &inner.config,
+            Some(&inner.base),
         );
         drop(vm);
         Ok(Sandbox {
@@ -131,6 +133,12 @@ impl Sandbox {
     /// (what every fresh VM copies into its instance).
     pub fn base_image_bytes(&self) -> usize {
         self.inner.base.dirty.len() * PAGE
+    }
+
+    /// Bytes of this sandbox's base image that it holds itself: what [`Sandbox::extend`] added to
+    /// the memory of the sandbox it extended (pages equal to that sandbox's are shared with it).
+    pub fn base_image_own_bytes(&self) -> usize {
+        self.inner.base.own_bytes
     }
 
     /// The configuration this sandbox was built with.

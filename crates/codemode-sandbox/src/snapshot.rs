@@ -116,6 +116,15 @@ impl Snapshot {
         Ok(Snapshot { bytes })
     }
 
+    /// The [`crate::Sandbox::identity`] of the sandbox this snapshot belongs to (module hash, base
+    /// image id): the one sandbox that restores it.
+    pub fn identity(&self) -> (u64, u64) {
+        let word = |at: usize| {
+            self.bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes)
+        };
+        (word(8), word(16))
+    }
+
     /// Parse and fully validate serialized bytes (structure, checksum, ledger, decompression).
     /// Whether it belongs to a given sandbox is checked by [`crate::Sandbox::restore`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Snapshot, SandboxError> {

@@ -50,7 +50,13 @@ pub(crate) enum Origin {
 }
 
 enum Command {
-    Boot { boot: String, cell: String, file: &'static str },
+    /// The run's boot script (none when the base image already holds what it would do), then the
+    /// cell.
+    Boot {
+        boot: Option<String>,
+        cell: String,
+        file: &'static str,
+    },
     Deliver(Vec<(u32, Delivery)>),
     Snapshot,
 }
@@ -265,7 +271,7 @@ impl VmThread {
         ledger: SharedLedger,
         deadline: Instant,
         responder: Option<Responder>,
-        (boot, cell, file): (String, String, &'static str),
+        (boot, cell, file): (Option<String>, String, &'static str),
         placement: Placement<'_>,
     ) -> Result<(VmThread, StepAnswer), SandboxError> {
         let first = Command::Boot { boot, cell, file };
@@ -399,7 +405,9 @@ fn run_command(
 ) -> Answer {
     let mut step = match command {
         Command::Snapshot => return Answer::Snapshot(vm.snapshot()),
-        Command::Boot { boot, cell, file } => match vm.eval_script(&boot, deadline) {
+        Command::Boot { boot, cell, file } => match boot
+            .map_or(Ok(Step::Completed { value_json: None }), |boot| vm.eval_script(&boot, deadline))
+        {
             Ok(Step::Failed(e)) => {
                 Err(SandboxError::Unavailable { reason: format!("the guest API failed to boot: {e}") })
             }

@@ -427,6 +427,16 @@ fn extend_bakes_a_script_into_the_base_image() {
             vm.eval_cell("counter += 1; return [catalog.size, catalog.names, counter]", "user.js", soon());
         assert_eq!(step.unwrap(), completed("[677,[\"a\",\"b\"],1]"), "every VM starts from the baked state");
     }
+    // The new base image holds only the pages the script changed; the rest are the original's.
+    assert_eq!(base.base_image_own_bytes(), base.base_image_bytes());
+    let shared = extended.base_image_bytes() - extended.base_image_own_bytes();
+    assert!(
+        extended.base_image_own_bytes() > 0 && shared > 0,
+        "own {} of {} (the original: {})",
+        extended.base_image_own_bytes(),
+        extended.base_image_bytes(),
+        base.base_image_bytes()
+    );
     let mut plain = base.start().unwrap();
     assert_eq!(
         plain.eval_cell("return typeof catalog", "user.js", soon()).unwrap(),

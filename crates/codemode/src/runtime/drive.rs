@@ -124,9 +124,14 @@ impl CodeMode {
             Box::new(RunState::new(run_id, scope.clone(), restart_safe, &inner.config, Arc::new(stripped)));
         run.cell = source;
         self.add_namespaces(&mut run, scope);
-        let mut boot = BootContext::new();
-        boot.namespaces = run.namespaces.clone();
-        let script = boot.namespaces_script();
+        let (sandbox, script) = match &inner.without_namespaces {
+            Some(plain) if run.namespaces.namespaces().is_empty() => (plain.clone(), None),
+            _ => {
+                let mut boot = BootContext::new();
+                boot.namespaces = run.namespaces.clone();
+                (sandbox, Some(boot.namespaces_script()))
+            }
+        };
         // A VM slot and its memory from the process-wide budget, held until this call returns. Time
         // spent queued for it does not count against timeoutMs (preparation does).
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -216,6 +221,11 @@ impl CodeMode {
                 CodeModeErrorCode::InternalError,
                 "the run has no snapshot",
             )));
+        };
+        // A run that saw no namespace started from (and was snapshotted against) that base image.
+        let sandbox = match &inner.without_namespaces {
+            Some(plain) if plain.identity() == snapshot.identity() => plain.clone(),
+            _ => sandbox,
         };
         let origin = Origin::Restore(snapshot);
         let responder = self.responder(run, abort);

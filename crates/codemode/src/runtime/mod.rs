@@ -37,6 +37,10 @@ pub(crate) struct Inner {
     pub mcp: Option<McpApi>,
     /// The sandbox whose base image holds this catalog's guest API (runs add their namespaces).
     pub sandbox: Result<Sandbox, String>,
+    /// `sandbox` extended with the namespaces of a run that has none (its base image shares every
+    /// other page with `sandbox`'s): such a run evaluates no boot script. `None` without a
+    /// sandbox, or if it could not be made (runs then boot their empty namespaces themselves).
+    pub without_namespaces: Option<Sandbox>,
     pub validators: Validators,
     pub store: LocalRuns,
     /// The shared run store, when one is configured (then `store` stays empty).
@@ -85,7 +89,8 @@ impl CodeMode {
     /// Bytes of this runtime's base image (the guest API of its catalog, booted once; every fresh VM
     /// starts from it), or 0 without a sandbox.
     pub fn base_image_bytes(&self) -> usize {
-        self.inner.sandbox.as_ref().map_or(0, codemode_sandbox::Sandbox::base_image_bytes)
+        let own = self.inner.without_namespaces.as_ref().map_or(0, Sandbox::base_image_own_bytes);
+        self.inner.sandbox.as_ref().map_or(0, Sandbox::base_image_bytes) + own
     }
 
     /// Why the sandbox is unavailable, if it is (then every `exec` fails with `runtime_unavailable`).

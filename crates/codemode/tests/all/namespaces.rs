@@ -134,3 +134,30 @@ async fn plugin_rollback_clears_the_namespace_registrations_it_owns() {
     assert_eq!(registry.clear_for_plugin("github"), 1);
     assert_eq!(value(&f.run("return typeof Issues;").await), json!("undefined"));
 }
+
+/// A run that sees no namespace starts from a base image with its empty namespaces already booted
+/// (no boot hook left, `namespaces` frozen and empty); a run that sees one boots it. Suspended side
+/// by side, each resumes into the base image it started from and keeps its own globals.
+#[tokio::test]
+async fn runs_with_and_without_namespaces_resume_into_their_own_base_image() {
+    let registry = registry();
+    let f = fixture_with(config(json!({ "timeoutMs": 150 })), fixture_tools(), registry.clone());
+    f.host.set("openclaw:core:slow", Behavior::Slow(250, json!("slow done")));
+    let probe = r#"
+const before = [typeof Issues, Object.keys(namespaces), Object.isFrozen(namespaces), typeof __codemode_namespaces];
+await tools.slow({});
+return [before, [typeof Issues, Object.keys(namespaces), Object.isFrozen(namespaces), typeof __codemode_namespaces]];"#;
+    let with = run_id(&f.run(probe).await);
+    assert_eq!(registry.clear_for_plugin("github"), 1);
+    let without = run_id(&f.run(probe).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let seen = |kind: &str, keys: Vec<&str>| json!([kind, keys, true, "undefined"]);
+    let (plain, _) = f.finish(&without).await;
+    assert_eq!(value(&plain), json!([seen("undefined", vec![]), seen("undefined", vec![])]));
+    let (booted, _) = f.finish(&with).await;
+    assert_eq!(value(&booted), json!([seen("object", vec!["Issues"]), seen("object", vec!["Issues"])]));
+    assert_eq!(
+        value(&f.run("return typeof __codemode_namespaces + typeof namespaces;").await),
+        json!("undefinedobject")
+    );
+}
