@@ -84,10 +84,6 @@ impl BaseImage {
         let mut dirty = Vec::new();
         let mut slots = Vec::new();
         let mut own = Vec::new();
-        let mut h = std::hash::DefaultHasher::new();
-        compiled.module_hash.hash(&mut h);
-        config.memory_limit_bytes.hash(&mut h);
-        memory.len().hash(&mut h);
         for (i, page) in memory.chunks(PAGE).enumerate() {
             if page == base_page(pristine, i) {
                 continue;
@@ -105,23 +101,21 @@ impl BaseImage {
                 }
             }
         }
+        let id = {
+            let mut h = std::hash::DefaultHasher::new();
+            compiled.module_hash.hash(&mut h);
+            config.memory_limit_bytes.hash(&mut h);
+            memory.len().hash(&mut h);
+            dirty.hash(&mut h);
+            // The dirty pages as one run of bytes: its length, then each page in order.
+            h.write_usize(dirty.len() * PAGE);
+            for &p in &dirty {
+                h.write(&memory[p as usize * PAGE..][..PAGE]);
+            }
+            h.finish()
+        };
         let own_bytes = own.len();
         chunks.push(own.into());
-        let image = BaseImage {
-            len: memory.len(),
-            dirty,
-            slots,
-            chunks,
-            own_bytes,
-            ledger: Ledger::default(),
-            id: 0,
-        };
-        // The id covers the pages as one run of bytes (the length, then each page in order).
-        image.dirty.hash(&mut h);
-        h.write_usize(image.dirty.len() * PAGE);
-        for k in 0..image.dirty.len() {
-            h.write(image.dirty_page(k));
-        }
         // The base carries no per-run accounting: every run starts with zero stats and output.
         let ledger = Ledger {
             stats: Default::default(),
@@ -130,7 +124,7 @@ impl BaseImage {
             captured_at_ns: 0,
             ..ledger.clone()
         };
-        BaseImage { ledger, id: h.finish(), ..image }
+        BaseImage { len: memory.len(), dirty, slots, chunks, own_bytes, ledger, id }
     }
 }
 

@@ -19,6 +19,9 @@ const WASM_PAGE: u64 = 65536;
 const MAGIC: &[u8; 8] = b"CMSNAP01";
 const FLAG_COMPRESSED: u8 = 1;
 const FLAG_CELL_RUNNING: u8 = 2;
+/// Offsets of the module hash and the base image id (after the magic).
+const MODULE_HASH_AT: usize = 8;
+const BASE_ID_AT: usize = 16;
 /// Offset of the ledger's `captured_at_ns`: magic, module hash, base id, memory size, flags, ledger
 /// length, then the ledger's `next_id`, `rng` and `clock_ns`.
 const CAPTURED_AT: usize = 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 8;
@@ -122,7 +125,7 @@ impl Snapshot {
         let word = |at: usize| {
             self.bytes.get(at..at + 8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_le_bytes)
         };
-        (word(8), word(16))
+        (word(MODULE_HASH_AT), word(BASE_ID_AT))
     }
 
     /// Parse and fully validate serialized bytes (structure, checksum, ledger, decompression).

@@ -405,14 +405,12 @@ fn run_command(
 ) -> Answer {
     let mut step = match command {
         Command::Snapshot => return Answer::Snapshot(vm.snapshot()),
-        Command::Boot { boot, cell, file } => match boot
-            .map_or(Ok(Step::Completed { value_json: None }), |boot| vm.eval_script(&boot, deadline))
-        {
-            Ok(Step::Failed(e)) => {
+        Command::Boot { boot, cell, file } => match boot.map(|boot| vm.eval_script(&boot, deadline)) {
+            Some(Ok(Step::Failed(e))) => {
                 Err(SandboxError::Unavailable { reason: format!("the guest API failed to boot: {e}") })
             }
-            Ok(_) => vm.eval_cell(&cell, file, deadline),
-            Err(e) => Err(e),
+            Some(Err(e)) => Err(e),
+            Some(Ok(_)) | None => vm.eval_cell(&cell, file, deadline),
         },
         Command::Deliver(deliveries) => deliver(vm, deliveries, deadline),
     };

@@ -342,16 +342,16 @@ impl SearchIndex {
             for &doc in &touched {
                 if best[doc] > 0.0 {
                     scores[doc] += best[doc];
-                }
-                if counts && best[doc] > 0.0 {
-                    covered[doc] += query_idf * best_credit[doc];
-                    for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
-                        if best_fields[doc] & (1 << f) != 0 {
-                            *hit |= 1 << i;
+                    if counts {
+                        covered[doc] += query_idf * best_credit[doc];
+                        for (f, hit) in fields_hit[doc].iter_mut().enumerate() {
+                            if best_fields[doc] & (1 << f) != 0 {
+                                *hit |= 1 << i;
+                            }
                         }
-                    }
-                    if best_near[doc] {
-                        near_hit[doc] |= 1 << i;
+                        if best_near[doc] {
+                            near_hit[doc] |= 1 << i;
+                        }
                     }
                 }
                 best[doc] = 0.0;
