@@ -270,11 +270,11 @@ const SHALLOW_NESTING: u32 = 64;
 /// faulted in and unmapped for every call.
 const SHALLOW_STACK_BYTES: usize = 1 << 20;
 
-/// Runs `f` (the parse and checks of `source`, already known to be within [`MAX_NESTING`]) with
-/// the stack its nesting can need: [`SHALLOW_STACK_BYTES`] for a shallow cell, else
+/// Runs `f` (the parse and checks of a cell within [`MAX_NESTING`] whose nesting peaks at `peak`)
+/// with the stack its nesting can need: [`SHALLOW_STACK_BYTES`] for a shallow cell, else
 /// [`PREPARE_STACK_BYTES`].
-fn with_stack_for<R>(source: &str, language: Language, f: impl FnOnce() -> R) -> R {
-    if nesting::too_deep_with(source, language, SHALLOW_NESTING).is_none() {
+fn with_stack_for<R>(peak: u32, f: impl FnOnce() -> R) -> R {
+    if peak <= SHALLOW_NESTING {
         stacker::maybe_grow(SHALLOW_STACK_BYTES, PREPARE_STACK_BYTES, f)
     } else {
         with_stack(f)
@@ -301,10 +301,11 @@ pub fn strip(source: &str, options: &StripOptions) -> StripReturn {
             vec![Diagnostic::at(DiagnosticKind::ShellLike, SHELL_MESSAGE, source, at)],
         );
     }
-    if let Some(at) = nesting::too_deep(source, language) {
+    let nesting = nesting::measure(source, language);
+    if let Some(at) = nesting.too_deep_at {
         return StripReturn::failed(language, vec![too_deep_diagnostic(source, at)]);
     }
-    with_stack_for(source, language, || strip_bounded(source, language))
+    with_stack_for(nesting.peak, || strip_bounded(source, language))
 }
 
 /// [`strip`] past the shell and nesting checks.
@@ -439,10 +440,11 @@ fn is_grammar_only(message: &str) -> bool {
 /// Only the module-syntax check, for callers that run the other steps themselves. Returns no
 /// diagnostics for a source that does not parse (report its syntax errors through [`strip`]).
 pub fn check_module_syntax(source: &str, language: Language) -> Vec<Diagnostic> {
-    if let Some(at) = nesting::too_deep(source, language) {
+    let nesting = nesting::measure(source, language);
+    if let Some(at) = nesting.too_deep_at {
         return vec![too_deep_diagnostic(source, at)];
     }
-    with_stack_for(source, language, || module_syntax_bounded(source, language))
+    with_stack_for(nesting.peak, || module_syntax_bounded(source, language))
 }
 
 fn module_syntax_bounded(source: &str, language: Language) -> Vec<Diagnostic> {

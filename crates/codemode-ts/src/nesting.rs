@@ -132,6 +132,59 @@ const PUNCTUATORS: &[&str] = &[
     ">>",
 ];
 
+/// A word of at most 15 bytes packed with its length into one integer, so the keyword lists are
+/// checked by integer comparison rather than a string comparison per entry (the scan runs over
+/// every cell; no keyword is longer than 15 bytes, so a longer word is in no list).
+const fn pack(word: &[u8]) -> Option<u128> {
+    if word.len() > 15 {
+        return None;
+    }
+    let mut key = word.len() as u128;
+    let mut i = 0;
+    while i < word.len() {
+        key |= (word[i] as u128) << (8 * (i + 1));
+        i += 1;
+    }
+    Some(key)
+}
+
+/// `list` packed (see [`pack`]); `N` must be its length.
+const fn pack_all<const N: usize>(list: &[&str]) -> [u128; N] {
+    assert!(list.len() == N);
+    let mut out = [0u128; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = match pack(list[i].as_bytes()) {
+            Some(key) => key,
+            None => panic!("a keyword longer than 15 bytes"),
+        };
+        i += 1;
+    }
+    out
+}
+
+const START_KEYS: [u128; START_KEYWORDS.len()] = pack_all(START_KEYWORDS);
+const PREFIX_KEYS: [u128; PREFIX_KEYWORDS.len()] = pack_all(PREFIX_KEYWORDS);
+const TS_PREFIX_KEYS: [u128; TS_PREFIX_KEYWORDS.len()] = pack_all(TS_PREFIX_KEYWORDS);
+const STATEMENT_KEYS: [u128; STATEMENT_KEYWORDS.len()] = pack_all(STATEMENT_KEYWORDS);
+const CONTINUING_KEYS: [u128; CONTINUING_KEYWORDS.len()] = pack_all(CONTINUING_KEYWORDS);
+
+/// Whether `word` is in the packed list `keys`.
+fn is_in(keys: &[u128], word: &str) -> bool {
+    pack(word.as_bytes()).is_some_and(|key| keys.contains(&key))
+}
+
+/// Whether a byte is the first of a [`PUNCTUATORS`] entry.
+const STARTS_PUNCTUATOR: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < PUNCTUATORS.len() {
+        table[PUNCTUATORS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 struct Scan<'s> {
     src: &'s [u8],
     text: &'s str,
@@ -140,6 +193,8 @@ struct Scan<'s> {
     levels: Vec<Level>,
     /// The nesting measure: open levels plus every level's counts.
     depth: u32,
+    /// The largest `depth` seen after a token.
+    peak: u32,
     prev: Prev,
     pending: Pending,
     /// A line break was crossed since the previous token.
@@ -149,14 +204,18 @@ struct Scan<'s> {
     header_keyword: bool,
 }
 
-/// Where a cell first nests deeper than [`MAX_NESTING`]: the byte offset of the token that
-/// crossed the bound. `None` when the cell stays within it.
-pub(crate) fn too_deep(source: &str, language: Language) -> Option<u32> {
-    too_deep_with(source, language, MAX_NESTING)
+/// A cell's nesting, from one scan.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Nesting {
+    /// Where the cell first nests deeper than [`MAX_NESTING`]: the byte offset of the token that
+    /// crossed the bound. `None` when the cell stays within it.
+    pub too_deep_at: Option<u32>,
+    /// The deepest the measure reached (up to the token that crossed the bound, if one did).
+    pub peak: u32,
 }
 
-/// [`too_deep`] with another bound.
-pub(crate) fn too_deep_with(source: &str, language: Language, max: u32) -> Option<u32> {
+/// Measures `source`'s nesting against [`MAX_NESTING`] (see the module docs).
+pub(crate) fn measure(source: &str, language: Language) -> Nesting {
     let mut scan = Scan {
         src: source.as_bytes(),
         text: source,
@@ -164,12 +223,19 @@ pub(crate) fn too_deep_with(source: &str, language: Language, max: u32) -> Optio
         typescript: language == Language::TypeScript,
         levels: vec![Level::new(Open::Brace)],
         depth: 0,
+        peak: 0,
         prev: Prev::Start,
         pending: Pending::None,
         newline: false,
         header_keyword: false,
     };
-    scan.run(max).map(|at| u32::try_from(at).unwrap_or(u32::MAX))
+    let too_deep_at = scan.run(MAX_NESTING).map(|at| u32::try_from(at).unwrap_or(u32::MAX));
+    Nesting { too_deep_at, peak: scan.peak }
+}
+
+/// Where a cell first nests deeper than [`MAX_NESTING`] (see [`Nesting::too_deep_at`]).
+pub(crate) fn too_deep(source: &str, language: Language) -> Option<u32> {
+    measure(source, language).too_deep_at
 }
 
 impl Scan<'_> {
@@ -251,7 +317,7 @@ impl Scan<'_> {
         }
         if pending == Pending::Maybe {
             let ends = match token {
-                Token::Word(w) => !CONTINUING_KEYWORDS.contains(&w),
+                Token::Word(w) => !is_in(&CONTINUING_KEYS, w),
                 Token::Literal | Token::End => true,
                 Token::Punct(p) => matches!(p, "{" | "}" | ";" | "!" | "~" | "++" | "--" | "@" | "#"),
                 Token::TemplateStart => false,
@@ -317,11 +383,15 @@ impl Scan<'_> {
                     self.word(word);
                 }
                 _ => {
-                    let punct = PUNCTUATORS
-                        .iter()
-                        .find(|p| self.src[self.pos..].starts_with(p.as_bytes()))
-                        .copied()
-                        .unwrap_or_else(|| &self.text[self.pos..self.pos + 1]);
+                    // (Most punctuation, brackets, `,` and `;` among it, is one byte that
+                    // starts no longer punctuator: the list is searched only for the others.)
+                    let rest = &self.src[self.pos..];
+                    let longer = if STARTS_PUNCTUATOR[usize::from(b)] {
+                        PUNCTUATORS.iter().find(|p| p.as_bytes()[0] == b && rest.starts_with(p.as_bytes()))
+                    } else {
+                        None
+                    };
+                    let punct = longer.copied().unwrap_or_else(|| &self.text[self.pos..self.pos + 1]);
                     // `?.5` is a conditional followed by a number, not optional chaining.
                     let punct = if punct == "?." && self.src.get(self.pos + 2).is_some_and(u8::is_ascii_digit)
                     {
@@ -334,6 +404,7 @@ impl Scan<'_> {
                     self.punct(punct);
                 }
             }
+            self.peak = self.peak.max(self.depth);
             if self.depth > max {
                 return Some(start);
             }
@@ -347,15 +418,15 @@ impl Scan<'_> {
             !ends_do && matches!(word, "if" | "while" | "for" | "with" | "catch" | "switch");
         if ends_do {
             self.level().pending_do -= 1;
-        } else if STATEMENT_KEYWORDS.contains(&word) {
+        } else if is_in(&STATEMENT_KEYS, word) {
             if word == "do" {
                 self.level().pending_do += 1;
             }
             self.count_stmt();
-        } else if PREFIX_KEYWORDS.contains(&word) || (self.typescript && TS_PREFIX_KEYWORDS.contains(&word)) {
+        } else if is_in(&PREFIX_KEYS, word) || (self.typescript && is_in(&TS_PREFIX_KEYS, word)) {
             self.count_expr();
         }
-        self.prev = if START_KEYWORDS.contains(&word) { Prev::Start } else { Prev::Operand };
+        self.prev = if is_in(&START_KEYS, word) { Prev::Start } else { Prev::Operand };
     }
 
     fn punct(&mut self, p: &str) {
@@ -589,4 +660,25 @@ enum Token<'a> {
 
 fn is_word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c == b'\\' || c >= 0x80
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One scan gives both answers `strip` needs: whether the cell passes the bound, and (when it
+    /// does not) whether it is shallow enough for the calling thread's stack.
+    #[test]
+    fn one_scan_measures_the_peak_and_the_bound() {
+        let nested = |n: usize| format!("return {}1{};", "(".repeat(n), ")".repeat(n));
+        let flat = measure("return 1 + 1;", Language::JavaScript);
+        assert_eq!(flat.too_deep_at, None);
+        assert!(flat.peak < 8, "{flat:?}");
+        let deep = measure(&nested(100), Language::JavaScript);
+        assert_eq!(deep.too_deep_at, None);
+        assert!((100..200).contains(&deep.peak), "{deep:?}");
+        let past = measure(&nested(MAX_NESTING as usize + 10), Language::JavaScript);
+        assert!(past.too_deep_at.is_some(), "{past:?}");
+        assert_eq!(past.peak, MAX_NESTING + 1);
+    }
 }
