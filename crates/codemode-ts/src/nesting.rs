@@ -19,7 +19,9 @@
 //!
 //! Flat code stays far below the bound however long it is: array and object literals reset at
 //! every `,`, statements at every `;`. A cell whose measure passes [`MAX_NESTING`] is rejected
-//! with a diagnostic pointing at the token that crossed it.
+//! with a diagnostic pointing at the token that crossed it. The same scan reports the peak of the
+//! measure ([`measure`]), from which `strip` picks the stack the parse needs, so every cell is
+//! scanned once.
 
 use crate::Language;
 
