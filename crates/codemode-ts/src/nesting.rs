@@ -171,9 +171,9 @@ const TS_PREFIX_KEYS: [u128; TS_PREFIX_KEYWORDS.len()] = pack_all(TS_PREFIX_KEYW
 const STATEMENT_KEYS: [u128; STATEMENT_KEYWORDS.len()] = pack_all(STATEMENT_KEYWORDS);
 const CONTINUING_KEYS: [u128; CONTINUING_KEYWORDS.len()] = pack_all(CONTINUING_KEYWORDS);
 
-/// Whether `word` is in the packed list `keys`.
-fn is_in(keys: &[u128], word: &str) -> bool {
-    pack(word.as_bytes()).is_some_and(|key| keys.contains(&key))
+/// Whether the word packed as `key` (see [`pack`]) is in the packed list `keys`.
+fn is_in(keys: &[u128], key: Option<u128>) -> bool {
+    key.is_some_and(|key| keys.contains(&key))
 }
 
 /// Whether a byte is the first of a [`PUNCTUATORS`] entry.
@@ -319,7 +319,7 @@ impl Scan<'_> {
         }
         if pending == Pending::Maybe {
             let ends = match token {
-                Token::Word(w) => !is_in(&CONTINUING_KEYS, w),
+                Token::Word(w) => !is_in(&CONTINUING_KEYS, pack(w.as_bytes())),
                 Token::Literal | Token::End => true,
                 Token::Punct(p) => matches!(p, "{" | "}" | ";" | "!" | "~" | "++" | "--" | "@" | "#"),
                 Token::TemplateStart => false,
@@ -418,17 +418,18 @@ impl Scan<'_> {
         let ends_do = word == "while" && self.levels.last().is_some_and(|l| l.pending_do > 0);
         self.header_keyword =
             !ends_do && matches!(word, "if" | "while" | "for" | "with" | "catch" | "switch");
+        let key = pack(word.as_bytes());
         if ends_do {
             self.level().pending_do -= 1;
-        } else if is_in(&STATEMENT_KEYS, word) {
+        } else if is_in(&STATEMENT_KEYS, key) {
             if word == "do" {
                 self.level().pending_do += 1;
             }
             self.count_stmt();
-        } else if is_in(&PREFIX_KEYS, word) || (self.typescript && is_in(&TS_PREFIX_KEYS, word)) {
+        } else if is_in(&PREFIX_KEYS, key) || (self.typescript && is_in(&TS_PREFIX_KEYS, key)) {
             self.count_expr();
         }
-        self.prev = if is_in(&START_KEYS, word) { Prev::Start } else { Prev::Operand };
+        self.prev = if is_in(&START_KEYS, key) { Prev::Start } else { Prev::Operand };
     }
 
     fn punct(&mut self, p: &str) {
