@@ -277,6 +277,11 @@
   function encode(value, what) {
     const plain = plainEncode(value, objectPrototype);
     if (plain !== undefined) return plain;
+    return walkEncode(value, what);
+  }
+
+  // `encode` for a value the native fast path gave up on.
+  function walkEncode(value, what) {
     if (sharedState.busy) {
       return walk(value, { __proto__: null, ancestors: null, root: null, nodes: 0, what, busy: true }, 0);
     }
@@ -494,8 +499,19 @@
   function encodeArgument(value, what) {
     if (value === undefined) return undefined;
     const text = encode(value, what);
-    if (text === undefined) throw typeError(what + ": input must be JSON-compatible, not a " + typeof value);
+    if (text === undefined) throw argumentError(value, what);
     return text;
+  }
+
+  // `encodeArgument` for a defined value the native fast path gave up on.
+  function walkArgument(value, what) {
+    const text = walkEncode(value, what);
+    if (text === undefined) throw argumentError(value, what);
+    return text;
+  }
+
+  function argumentError(value, what) {
+    return typeError(what + ": input must be JSON-compatible, not a " + typeof value);
   }
 
   // ---- host calls ----
@@ -517,30 +533,44 @@
   }
 
   function send(op, members) {
+    return post('{"v":' + PROTOCOL + ',"op":"' + op + '"' + members + "}");
+  }
+
+  // Starts the host call of a whole request text.
+  function post(payload) {
     try {
-      return hostCall('{"v":' + PROTOCOL + ',"op":"' + op + '"' + members + "}");
+      return hostCall(payload);
     } catch (e) {
       return rejected(e);
     }
   }
+
+  // The start of a tool call's request, up to its id.
+  const CALL_HEAD = '{"v":' + PROTOCOL + ',"op":"call","id":';
+  const CALL_VALUE_HEAD = '{"v":' + PROTOCOL + ',"op":"callValue","id":';
 
   function requireString(value, what) {
     if (typeof value !== "string") throw typeError(what + " must be a string");
     return quote(value);
   }
 
-  // The hot path (every tool call): no closure, and the error text for a bad id is built only
-  // when the id is bad.
-  function callTool(op, id, input, what) {
-    let members;
+  // The hot path (every tool call): no closure, the request text in four concatenations, and the
+  // error text (`what` + `name`) built only when the input or the id is refused. `head` is
+  // CALL_HEAD or CALL_VALUE_HEAD; `idText` the quoted id when the caller has it, else undefined.
+  function callTool(head, id, idText, input, what, name) {
+    let payload;
     try {
-      const text = encodeArgument(input, what);
-      const idText = typeof id === "string" ? quoteKey(id) : requireString(id, what + ": id");
-      members = ',"id":' + idText + (text === undefined ? "" : ',"input":' + text);
+      let text;
+      if (input !== undefined) {
+        text = plainEncode(input, objectPrototype);
+        if (text === undefined) text = walkArgument(input, what + name);
+      }
+      if (idText === undefined) idText = typeof id === "string" ? quoteKey(id) : requireString(id, what + name + ": id");
+      payload = text === undefined ? head + idText + "}" : head + idText + ',"input":' + text + "}";
     } catch (e) {
       return rejected(e);
     }
-    return send(op, members);
+    return post(payload);
   }
 
   function objectInput(input, what) {
@@ -876,16 +906,18 @@
       });
     });
     lock(tools, "callValue", function callValue(id, input) {
-      return callTool("callValue", id, input, "tools.callValue");
+      return callTool(CALL_VALUE_HEAD, id, undefined, input, "tools.callValue", "");
     });
     lock(tools, "call", function call(id, input) {
-      return callTool("call", id, input, "tools.call");
+      return callTool(CALL_HEAD, id, undefined, input, "tools.call", "");
     });
     for (let i = 0; i < convenience.length; i++) {
       const name = convenience[i][0];
       const id = convenience[i][1];
+      let idText; // quoted on the first call (a run may define many and call few)
       lock(tools, name, function (input) {
-        return callTool("callValue", id, input, "tools." + name);
+        if (idText === undefined) idText = quote(id);
+        return callTool(CALL_VALUE_HEAD, id, idText, input, "tools.", name);
       });
     }
     return objectFreeze(tools);
@@ -1038,10 +1070,19 @@
       for (let t = 0; t < tools.length; t++) {
         const tool = tools[t];
         const what = "MCP." + server + "." + tool;
+        let head; // the request up to its input, built on the first call
         const fn = function (input) {
-          return request("mcp", function () {
-            return field("server", quote(server)) + field("tool", quote(tool)) + field("input", objectInput(input, what));
-          });
+          let payload;
+          try {
+            const text = objectInput(input, what);
+            if (head === undefined) {
+              head = '{"v":' + PROTOCOL + ',"op":"mcp","server":' + quote(server) + ',"tool":' + quote(tool) + ',"input":';
+            }
+            payload = head + text + "}";
+          } catch (e) {
+            return rejected(e);
+          }
+          return post(payload);
         };
         lock(ns, tool, fn);
         const exact = typeof toolNames[t] === "string" ? toolNames[t] : tool;

@@ -23,29 +23,34 @@ pub(crate) enum Direction {
 
 type Compiled = Arc<Result<jsonschema::Validator, String>>;
 
-/// Per-[`crate::CodeMode`] cache of compiled validators.
+/// Per-[`crate::CodeMode`] cache of compiled validators, one map per direction (looked up by the
+/// tool id as it comes, with no key built per call).
 #[derive(Default)]
 pub(crate) struct Validators {
-    cache: Mutex<HashMap<(String, Direction), Compiled>>,
+    input: Mutex<HashMap<String, Compiled>>,
+    output: Mutex<HashMap<String, Compiled>>,
 }
 
 impl Validators {
     /// The validator of `id`'s `direction` schema, compiled on first use.
     pub(crate) fn get(&self, id: &str, direction: Direction, schema: &Value) -> Compiled {
-        let key = (id.to_owned(), direction);
-        if let Some(found) = self.lock().get(&key) {
+        let map = match direction {
+            Direction::Input => &self.input,
+            Direction::Output => &self.output,
+        };
+        if let Some(found) = lock(map).get(id) {
             return found.clone();
         }
         let compiled = Arc::new(jsonschema::options().build(schema).map_err(|e| {
             format!("the schema does not compile ({})", keyword_of(&e.schema_path.to_string()))
         }));
-        self.lock().insert(key, compiled.clone());
+        lock(map).insert(id.to_owned(), compiled.clone());
         compiled
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Direction), Compiled>> {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner())
-    }
+fn lock(map: &Mutex<HashMap<String, Compiled>>) -> std::sync::MutexGuard<'_, HashMap<String, Compiled>> {
+    map.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Validates `instance`; `Err` lists the first few problems by path and keyword, never by value.
@@ -54,6 +59,10 @@ pub(crate) fn check(
     schema: &Value,
     instance: &Value,
 ) -> Result<(), String> {
+    // The common case, a valid instance, without collecting errors.
+    if validator.is_valid(instance) {
+        return Ok(());
+    }
     let mut problems = Vec::new();
     let mut total = 0usize;
     for error in validator.iter_errors(instance) {

@@ -462,6 +462,55 @@ fn adapter_rejects_cycles_depth_binary_and_throwing_getters_catchably() {
     );
 }
 
+/// A tool call's request is assembled on the hot path: inputs the native encoder gives up on
+/// take the walk, refusals name the helper (the convenience name too), a bad id is refused after
+/// the input, and a convenience tool's quoted id is reused from its first call on.
+#[test]
+fn tool_call_requests_and_refusals_name_the_helper() {
+    let outcome = run(r#"
+        const out = {};
+        const attempt = async (k, f) => { try { out[k] = await f(); } catch (e) { out[k] = [e.name, e.message]; } };
+        const cyc = {}; cyc.self = cyc;
+        await attempt("fn", () => tools.call("x", () => 1));
+        await attempt("sym", () => tools.callValue("x", Symbol("s")));
+        await attempt("id", () => tools.callValue(5, { a: 1 }));
+        await attempt("both", () => tools.call(5, () => 1));
+        await attempt("conv", () => tools.web_search(cyc));
+        await attempt("convFn", () => tools.web_search(() => 1));
+        await attempt("date", () => tools.callValue("x", { at: new Date(0) }));
+        await attempt("first", () => tools.web_search({ q: 1 }));
+        await attempt("again", () => tools.web_search());
+        await attempt("mcpBad", () => MCP.github.createIssue(() => 1));
+        return out;
+        "#);
+    let v = outcome.result.expect("cell completes");
+    let err = |m: &str| json!(["TypeError", m]);
+    assert_eq!(v["fn"], err("tools.call: input must be JSON-compatible, not a function"));
+    assert_eq!(v["sym"], err("tools.callValue: input must be JSON-compatible, not a symbol"));
+    assert_eq!(v["id"], err("tools.callValue: id must be a string"));
+    assert_eq!(v["both"], err("tools.call: input must be JSON-compatible, not a function"));
+    assert_eq!(
+        v["conv"],
+        err("tools.web_search: value is circular; the Code Mode bridge accepts JSON-compatible values only")
+    );
+    assert_eq!(v["convFn"], err("tools.web_search: input must be JSON-compatible, not a function"));
+    assert_eq!(v["date"], json!({ "id": "x", "input": { "at": "1970-01-01T00:00:00.000Z" } }));
+    assert_eq!(v["first"], json!({ "id": "openclaw:core:web_search", "input": { "q": 1 } }));
+    assert_eq!(v["again"], json!({ "id": "openclaw:core:web_search", "input": null }));
+    assert_eq!(v["mcpBad"], err("MCP.github.createIssue: input must be JSON-compatible, not a function"));
+    assert_eq!(
+        outcome.requests,
+        vec![
+            HostRequest::CallValue {
+                id: "x".into(),
+                input: Some(json!({ "at": "1970-01-01T00:00:00.000Z" }))
+            },
+            HostRequest::CallValue { id: "openclaw:core:web_search".into(), input: Some(json!({ "q": 1 })) },
+            HostRequest::CallValue { id: "openclaw:core:web_search".into(), input: None },
+        ]
+    );
+}
+
 /// The encoder's fast paths: a cycle back to the root or to a deeper ancestor is caught, shared
 /// (non-circular) references are fine, a getter that calls a tool while its object is being
 /// encoded gets a consistent encoding (re-entrant), and quoted keys are reused correctly.
