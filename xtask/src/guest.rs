@@ -27,10 +27,10 @@ use anyhow::{Context, Result, bail, ensure};
 use crate::project_root;
 
 /// The guest's imports and the exports the host calls: the host's own lists
-/// (`crates/codemode-sandbox/src/abi_names.rs`).
+/// (`crates/codemode-sandbox/src/abi_names.rs`); the cell wrapper for a tidy test.
 #[path = "../../crates/codemode-sandbox/src/abi_names.rs"]
 #[allow(dead_code)] // the status codes are the guest's and the host's, not xtask's
-mod abi_names;
+pub(crate) mod abi_names;
 use abi_names::{GUEST_EXPORTS, IMPORT_ALLOWLIST};
 
 /// Mutable globals allowed in the module: only `__stack_pointer`.

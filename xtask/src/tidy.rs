@@ -212,3 +212,22 @@ fn long_sources(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(St
         }
     }
 }
+
+/// codemode-ts checks a cell inside the sandbox's wrapper (its early errors and whether the cell
+/// closes the wrapper early): the two wrappers must be the same text.
+#[test]
+fn the_cell_check_wraps_cells_as_the_guest_does() {
+    use crate::guest::abi_names::{CELL_PREFIX, CELL_SUFFIX};
+    let path = project_root().join("crates/codemode-ts/src/early_errors.rs");
+    let source = std::fs::read_to_string(&path).expect("early_errors.rs");
+    let constant = |name: &str| -> String {
+        let start =
+            source.find(&format!("const {name}: &str = \"")).unwrap_or_else(|| panic!("{name} not found"));
+        let rest = &source[start..];
+        let open = rest.find('"').expect("a string") + 1;
+        let close = open + rest[open..].find("\";").expect("the end of the string");
+        rest[open..close].replace("\\n", "\n")
+    };
+    assert_eq!(constant("PREFIX"), CELL_PREFIX, "codemode-ts's PREFIX differs from the guest's CELL_PREFIX");
+    assert_eq!(constant("SUFFIX"), CELL_SUFFIX, "codemode-ts's SUFFIX differs from the guest's CELL_SUFFIX");
+}

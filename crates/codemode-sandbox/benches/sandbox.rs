@@ -26,6 +26,10 @@ const PRELUDE: &str = r#"
 })();
 "#;
 
+/// A typical 35-line cell (its stripped JavaScript), defined but not called: the cost of parsing
+/// and compiling a model's cell.
+const TYPICAL_CELL: &str = include_str!("anchor/typical_cell.js");
+
 struct Row {
     name: &'static str,
     median_us: f64,
@@ -95,6 +99,12 @@ fn ours(iters: usize) -> Vec<Row> {
     let mut vm = sb.start().unwrap();
     rows.push(measure("warm_eval", iters * 5, || {
         vm.eval_cell("return 1+1", "user.js", far()).unwrap();
+    }));
+    // The anchor evaluates the same file, wrapped as the guest wraps a cell.
+    let mut vm = sb.start().unwrap();
+    rows.push(measure("warm_eval_typical_cell", iters * 5, || {
+        let step = vm.eval_cell(TYPICAL_CELL, "user.js", far()).unwrap();
+        debug_assert_eq!(step, Step::Completed { value_json: Some("\"function\"".into()) });
     }));
     let mut vm = sb.start().unwrap();
     let step = vm

@@ -47,9 +47,9 @@
 //! - `cm_init(heap_limit, max_stack) -> 0 | -1` — QuickJS runtime + context, private globals
 //! - `cm_seed(u64)` — seed `Math.random`
 //! - `cm_eval_script(src, src_len, name, name_len) -> status` — classic global script
-//! - `cm_eval_cell(src, src_len, name, name_len) -> status` — `(async function () {\n` + body +
-//!   `\n})()` evaluated as a global script named `name`, then jobs run (the header has its own
-//!   line: see [`CELL_LINE_OFFSET`])
+//! - `cm_eval_cell(src, src_len, name, name_len) -> status` — [`CELL_PREFIX`] (`0, async
+//!   function () {\n`) + body + [`CELL_SUFFIX`] (`\n}()`) evaluated as a global script named
+//!   `name`, then jobs run (the header has its own line: see [`CELL_LINE_OFFSET`])
 //! - `cm_run_jobs() -> status`, `cm_status() -> status`, `cm_jobs_pending() -> 0 | 1`
 //! - `cm_deliver(id, kind, text, text_len, code, code_len) -> 0 | -1 unknown | -2 bad JSON | -3`
 //!   (`kind` 0 resolves with JSON parsed by `JS_ParseJSON`; 1 rejects with an intrinsic
@@ -134,12 +134,27 @@ pub use abi::{IMPORT_ALLOWLIST, globals};
 
 /// Lines the cell wrapper puts before a cell's body: line `n` of the body passed to
 /// [`Vm::eval_cell`] is line `n + CELL_LINE_OFFSET` of the script the engine reports positions
-/// in, at the same column. The wrapper (`(async function () {` on a line of its own, and `})()`
+/// in, at the same column. The wrapper ([`CELL_PREFIX`] on a line of its own, and [`CELL_SUFFIX`]
 /// after the body) is the only code placed around a cell.
-pub const CELL_LINE_OFFSET: u32 = 1;
+pub const CELL_LINE_OFFSET: u32 = newlines(CELL_PREFIX);
+
+/// The line breaks in `text`.
+const fn newlines(text: &str) -> u32 {
+    let bytes = text.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < bytes.len() {
+        if bytes[i] == b'\n' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
 pub use abi::{
     AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind, PENDING_WITHOUT_HOST_WORK,
 };
+pub use abi_names::{CELL_PREFIX, CELL_SUFFIX};
 pub use config::{Deterministic, SandboxConfig};
 pub use error::{GuestError, SandboxError};
 pub use sandbox::Sandbox;

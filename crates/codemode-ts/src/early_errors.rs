@@ -31,10 +31,11 @@ use oxc::syntax::scope::ScopeFlags;
 use crate::diagnostic::to_u32;
 use crate::strict_check::StrictCheck;
 
-/// The sandbox's wrapper around a cell: the header has a line of its own.
-const PREFIX: &str = "(async function () {\n";
-/// The end of the sandbox's wrapper.
-const SUFFIX: &str = "\n})()";
+/// The sandbox's wrapper around a cell (`codemode_sandbox::CELL_PREFIX`; a tidy test keeps the
+/// two equal): the header has a line of its own.
+const PREFIX: &str = "0, async function () {\n";
+/// The end of the sandbox's wrapper (`codemode_sandbox::CELL_SUFFIX`).
+const SUFFIX: &str = "\n}()";
 
 /// One problem with the output: a byte offset of the checked code and a message for the model.
 pub(crate) struct Finding {
@@ -169,22 +170,23 @@ fn undefined_label() -> String {
         .to_owned()
 }
 
-/// The wrapped program is exactly the wrapper: one call of a function expression whose body ends
+/// The wrapped program is exactly the wrapper: `0,` then one call of a function expression whose body ends
 /// at the wrapper's closing brace.
 fn is_wrapped_body(program: &Program<'_>, wrapped: &str) -> bool {
     let [Statement::ExpressionStatement(statement)] = program.body.as_slice() else {
         return false;
     };
-    let Expression::CallExpression(call) = &statement.expression else {
+    let Expression::SequenceExpression(sequence) = &statement.expression else {
         return false;
     };
-    let Expression::ParenthesizedExpression(paren) = &call.callee else {
+    let [Expression::NumericLiteral(_), Expression::CallExpression(call)] = sequence.expressions.as_slice()
+    else {
         return false;
     };
-    let Expression::FunctionExpression(function) = &paren.expression else {
+    let Expression::FunctionExpression(function) = &call.callee else {
         return false;
     };
-    // `SUFFIX` is `\n})()`: the body's `}` is its second character.
+    // `SUFFIX` is `\n}()`: the body's `}` is its second character.
     function.body.as_ref().is_some_and(|b| b.span().end as usize == wrapped.len() - SUFFIX.len() + 2)
 }
 

@@ -47,6 +47,21 @@ stats('start_eval_teardown', await time(iters, async () => {
   vm.dispose();
 }
 
+// Warm eval of a typical 35-line cell (the stripped form of a model's cell: a class, an async
+// helper with a loop, destructuring, spreads, arrow functions), defined but not called: its parse
+// and compile. Wrapped as codemode's guest wraps a cell (`CELL_PREFIX` / `CELL_SUFFIX` of
+// codemode-sandbox), so both engines parse the same text.
+{
+  const cell = readFileSync(new URL('./typical_cell.js', import.meta.url), 'utf8');
+  const script = '0, async function () {\n' + cell + '\n}()';
+  const vm = await QuickJS.create({ wasm });
+  stats('warm_eval_typical_cell', await time(iters * 5, () => {
+    vm.evalCode(script).dispose();
+    vm.executePendingJobs();
+  }));
+  vm.dispose();
+}
+
 // A VM suspended on a host call (a pending deferred promise), as in a Code Mode run.
 let deferred;
 async function suspended() {

@@ -31,7 +31,7 @@ pub fn run(src: &Path, iters: usize) -> Result<HashMap<String, AnchorRow>, Strin
         .unwrap_or_else(|| src.join("../../../../target"));
     let dir = target.join("codemode-bench-anchor");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for f in ["anchor.mjs", "package.json"] {
+    for f in ["anchor.mjs", "package.json", "typical_cell.js"] {
         std::fs::copy(src.join(f), dir.join(f)).map_err(|e| format!("{}: {e}", src.join(f).display()))?;
     }
     if !dir.join("node_modules/quickjs-wasi/package.json").exists() {

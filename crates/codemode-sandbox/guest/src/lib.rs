@@ -453,7 +453,7 @@ pub unsafe extern "C" fn cm_eval_cell(
     else {
         return internal("cell is not UTF-8");
     };
-    let src = format!("(async function () {{\n{body}\n}})()");
+    let src = [abi_names::CELL_PREFIX, body, abi_names::CELL_SUFFIX].concat();
     let started = with_engine(|eng| {
         eng.ctx.with(|ctx| {
             let mut opts = rquickjs::context::EvalOptions::default();

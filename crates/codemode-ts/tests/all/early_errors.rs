@@ -124,3 +124,21 @@ fn typescript_that_only_looks_duplicated_still_runs() {
         assert!(out.is_ok(), "{source}: {}", out.error_message());
     }
 }
+
+/// A cell that closes the sandbox's wrapper (`0, async function () {` ... `}()`) early, in either
+/// the wrapper's form or the older parenthesized one, would run code outside the cell's function:
+/// it is refused, and cells that only look like the wrapper's text still run.
+#[test]
+fn a_cell_that_closes_the_wrapper_early_is_refused() {
+    for source in [
+        "}(); globalThis.escaped = 1; 0, async function () {",
+        "}(), async function () {",
+        "})(); (async function () {",
+    ] {
+        let (_, _, message) = rejected(source);
+        assert!(message.starts_with("Syntax error"), "{source}: {message}");
+    }
+    for source in ["return 0, async function () {}();", "const f = async function () {}; return f() && 0;"] {
+        assert!(ts(source).is_ok(), "{source}: {}", ts(source).error_message());
+    }
+}
