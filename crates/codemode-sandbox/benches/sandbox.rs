@@ -13,7 +13,7 @@ mod tables;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use codemode_sandbox::{Delivery, Sandbox, SandboxConfig, Step};
+use codemode_sandbox::{CELL_PREFIX, CELL_SUFFIX, Delivery, Sandbox, SandboxConfig, Step};
 
 const PRELUDE: &str = r#"
 (() => {
@@ -190,7 +190,8 @@ fn main() {
 fn real_main() {
     let iters: usize = std::env::var("BENCH_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(200);
     let rows = ours(iters);
-    let anchor = anchor::run(&anchor::source_dir(), iters);
+    let wrapper = [("CODEMODE_CELL_PREFIX", CELL_PREFIX), ("CODEMODE_CELL_SUFFIX", CELL_SUFFIX)];
+    let anchor = anchor::run_with_env(&anchor::source_dir(), iters, &wrapper);
     if let Err(e) = &anchor {
         eprintln!("anchor unavailable: {e}");
     }

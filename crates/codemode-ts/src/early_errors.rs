@@ -170,8 +170,8 @@ fn undefined_label() -> String {
         .to_owned()
 }
 
-/// The wrapped program is exactly the wrapper: `0,` then one call of a function expression whose body ends
-/// at the wrapper's closing brace.
+/// The wrapped program is exactly the wrapper: `0,` then one call of a function expression whose
+/// body ends at the wrapper's closing brace.
 fn is_wrapped_body(program: &Program<'_>, wrapped: &str) -> bool {
     let [Statement::ExpressionStatement(statement)] = program.body.as_slice() else {
         return false;

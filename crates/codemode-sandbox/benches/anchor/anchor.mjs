@@ -50,10 +50,12 @@ stats('start_eval_teardown', await time(iters, async () => {
 // Warm eval of a typical 35-line cell (the stripped form of a model's cell: a class, an async
 // helper with a loop, destructuring, spreads, arrow functions), defined but not called: its parse
 // and compile. Wrapped as codemode's guest wraps a cell (`CELL_PREFIX` / `CELL_SUFFIX` of
-// codemode-sandbox), so both engines parse the same text.
-{
+// codemode-sandbox, which the sandbox bench passes in), so both engines parse the same text; the
+// row is left out when they are not given.
+const { CODEMODE_CELL_PREFIX: cellPrefix, CODEMODE_CELL_SUFFIX: cellSuffix } = process.env;
+if (cellPrefix !== undefined && cellSuffix !== undefined) {
   const cell = readFileSync(new URL('./typical_cell.js', import.meta.url), 'utf8');
-  const script = '0, async function () {\n' + cell + '\n}()';
+  const script = cellPrefix + cell + cellSuffix;
   const vm = await QuickJS.create({ wasm });
   stats('warm_eval_typical_cell', await time(iters * 5, () => {
     vm.evalCode(script).dispose();

@@ -22,7 +22,17 @@ pub fn source_dir() -> PathBuf {
 
 /// Installs `quickjs-wasi` (npm, into the target dir, once) and runs `anchor.mjs` with `iters`
 /// iterations. `CODEMODE_BENCH_NO_ANCHOR=1` skips it.
+#[allow(dead_code)] // each bench that includes this file uses one of the two
 pub fn run(src: &Path, iters: usize) -> Result<HashMap<String, AnchorRow>, String> {
+    run_with_env(src, iters, &[])
+}
+
+/// [`run`] with `env` set for `anchor.mjs` (the sandbox bench hands it the cell wrapper).
+pub fn run_with_env(
+    src: &Path,
+    iters: usize,
+    env: &[(&str, &str)],
+) -> Result<HashMap<String, AnchorRow>, String> {
     if std::env::var_os("CODEMODE_BENCH_NO_ANCHOR").is_some() {
         return Err("skipped (CODEMODE_BENCH_NO_ANCHOR)".into());
     }
@@ -45,6 +55,7 @@ pub fn run(src: &Path, iters: usize) -> Result<HashMap<String, AnchorRow>, Strin
         }
     }
     let out = Command::new("node")
+        .envs(env.iter().copied())
         .arg("anchor.mjs")
         .arg(iters.to_string())
         .current_dir(&dir)
