@@ -59,6 +59,7 @@ fn main() {
         ("fresh4 set", intents::fresh4_intents()),
         ("fresh5 set", intents::fresh5_intents()),
         ("fresh6 set", intents::fresh6_intents()),
+        ("fresh7 set", intents::fresh7_intents()),
     ] {
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]

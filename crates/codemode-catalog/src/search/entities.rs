@@ -59,6 +59,43 @@ const TYPE_NOUNS: &[&str] = &[
     "workspace",
 ];
 
+/// First parts of a hyphenated name that say what kind of cloud resource it names, as the
+/// naming conventions cloud teams follow write them (`kv-shop-prod` a key vault, `rg-payments` a
+/// resource group, `pg-analytics` a PostgreSQL server; Azure's Cloud Adoption Framework lists
+/// these abbreviations): the abbreviation, then the word tools use for that kind of resource.
+/// Only abbreviations that are not English words are here (not `app` or `web`).
+const RESOURCE_PREFIXES: &[(&str, &str)] = &[
+    ("acr", "registry"),
+    ("adx", "kusto"),
+    ("aks", "kubernetes"),
+    ("appcs", "appconfig"),
+    ("appi", "applicationinsights"),
+    ("cosmos", "cosmos"),
+    ("cosno", "cosmos"),
+    ("cr", "registry"),
+    ("dec", "kusto"),
+    ("evh", "eventhubs"),
+    ("evhns", "eventhubs"),
+    ("evgt", "eventgrid"),
+    ("func", "function"),
+    ("kv", "keyvault"),
+    ("la", "workspace"),
+    ("law", "workspace"),
+    ("log", "workspace"),
+    ("mysql", "mysql"),
+    ("pg", "postgres"),
+    ("psql", "postgres"),
+    ("redis", "redis"),
+    ("rg", "group"),
+    ("sb", "servicebus"),
+    ("sbns", "servicebus"),
+    ("sql", "sql"),
+    ("sqldb", "sql"),
+    ("st", "storage"),
+    ("vm", "vm"),
+    ("vmss", "vmss"),
+];
+
 /// Parts of a hyphenated name that mark it as the name of a deployment (`kv-prod`, `rg-staging`).
 const ENV_WORDS: &[&str] = &[
     "demo",
@@ -158,6 +195,212 @@ const NOT_PEOPLE: &[&str] = &[
     "yesterday",
 ];
 
+/// Host name endings of cloud endpoints and the kind of resource each names
+/// (`myregistry.azurecr.io` a container registry, `kv-prod.vault.azure.net` a key vault): such an
+/// address names a resource, not a web page.
+const CLOUD_HOSTS: &[(&str, &str)] = &[
+    (".azconfig.io", "appconfig"),
+    (".azurecr.io", "registry"),
+    (".azurewebsites.net", "webapp"),
+    (".blob.core.windows.net", "blob"),
+    (".database.windows.net", "sql"),
+    (".documents.azure.com", "cosmos"),
+    (".kusto.windows.net", "kusto"),
+    (".mysql.database.azure.com", "mysql"),
+    (".postgres.database.azure.com", "postgres"),
+    (".redis.cache.windows.net", "redis"),
+    (".servicebus.windows.net", "servicebus"),
+    (".vault.azure.net", "keyvault"),
+];
+
+/// Fields of Jira's query language (JQL) written before an operator (`status = Open`).
+const JQL_FIELDS: &[&str] = &[
+    "affectedversion",
+    "assignee",
+    "component",
+    "created",
+    "due",
+    "duedate",
+    "epic",
+    "fixversion",
+    "issuekey",
+    "issuetype",
+    "key",
+    "labels",
+    "parent",
+    "priority",
+    "project",
+    "reporter",
+    "resolution",
+    "resolved",
+    "sprint",
+    "status",
+    "statuscategory",
+    "summary",
+    "updated",
+    "watcher",
+];
+
+/// Fields of Confluence's query language (CQL).
+const CQL_FIELDS: &[&str] =
+    &["ancestor", "contributor", "creator", "label", "lastmodified", "space", "title", "type"];
+
+/// Operators of those query languages, written apart from their field.
+const QUERY_OPERATORS: &[&str] = &["=", "!=", "~", "!~", ">", ">=", "<", "<=", "in", "is", "was"];
+
+/// What [`query_language`] and a search qualifier say a filter or statement is: its words are
+/// field names and values (a KQL pipeline names its tables and columns, which still say what it
+/// is over).
+const QUERY_LANGUAGES: &[&str] = &["cql", "jql", "query", "search"];
+
+/// Tabular operators of the Kusto query language (KQL) after a `|`.
+const KQL_OPERATORS: &[&str] = &[
+    "bin",
+    "count",
+    "distinct",
+    "extend",
+    "join",
+    "limit",
+    "order",
+    "parse",
+    "project",
+    "render",
+    "sort",
+    "summarize",
+    "take",
+    "top",
+    "where",
+];
+
+/// Qualifiers of a code host's search syntax (`is:open`, `label:bug`, `repo:owner/name`).
+const SEARCH_QUALIFIERS: &[&str] = &[
+    "assignee",
+    "author",
+    "base",
+    "created",
+    "extension",
+    "filename",
+    "head",
+    "in",
+    "involves",
+    "is",
+    "label",
+    "language",
+    "mentions",
+    "org",
+    "path",
+    "repo",
+    "review",
+    "sort",
+    "state",
+    "topic",
+    "type",
+    "updated",
+    "user",
+];
+
+/// Where a query written in a query language starts, and what kind of query it is: a JQL or
+/// CQL filter (`assignee = currentUser() AND status = 'In Progress'`: a field, an operator, and a
+/// conjunction, an `ORDER BY` or a function call), a KQL pipeline (`Telemetry | where ...`), or
+/// SQL (`SELECT ... FROM`). Its words are the query's text, not words of the ask.
+fn query_language(chunks: &[&str], lower: &[String]) -> Option<(usize, &'static str)> {
+    let n = chunks.len();
+    // The last `select` before a `from` (in "run a SELECT on db: select * from items" the
+    // first one is a word of the ask).
+    if let Some(from) = lower.iter().rposition(|w| w == "from")
+        && let Some(select) = lower[..from].iter().rposition(|w| w == "select")
+    {
+        return Some((select, "query"));
+    }
+    if let Some(i) = (0..n)
+        .find(|&i| chunks[i] == "|" && lower.get(i + 1).is_some_and(|o| KQL_OPERATORS.contains(&o.as_str())))
+    {
+        return Some((i.saturating_sub(1), "kql"));
+    }
+    let field_at = |i: usize| -> Option<&'static str> {
+        let (field, operator) = match lower[i].split_once(['=', '~']) {
+            Some((field, _)) if !field.is_empty() => (field.trim_end_matches('!'), true),
+            _ => (lower[i].as_str(), lower.get(i + 1).is_some_and(|o| QUERY_OPERATORS.contains(&o.as_str()))),
+        };
+        if !operator {
+            return None;
+        }
+        if JQL_FIELDS.contains(&field) {
+            Some("jql")
+        } else if CQL_FIELDS.contains(&field) {
+            Some("cql")
+        } else {
+            None
+        }
+    };
+    let start = (0..n).find(|&i| field_at(i).is_some())?;
+    let clauses = (start..n).filter(|&i| field_at(i).is_some()).count();
+    let joined = chunks[start..].iter().any(|c| matches!(*c, "AND" | "OR" | "ORDER") || c.ends_with("()"));
+    if clauses < 2 && !joined {
+        return None;
+    }
+    let cql = (start..n).any(|i| field_at(i) == Some("cql"));
+    let jql = (start..n).any(|i| field_at(i) == Some("jql"));
+    Some((start, if cql && !jql { "cql" } else { "jql" }))
+}
+
+/// An IPv4 address or range: `10.4.0.0`, `10.0.0.0/24`.
+fn is_ip_address(chunk: &str) -> bool {
+    let address = chunk.split_once('/').map_or(chunk, |(a, bits)| {
+        if !bits.is_empty() && bits.len() <= 2 && bits.bytes().all(|b| b.is_ascii_digit()) { a } else { "" }
+    });
+    let parts: Vec<&str> = address.split('.').collect();
+    parts.len() == 4
+        && parts.iter().all(|p| (1..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A calendar date written the ISO way: `2025-01-15`, `2025-01-15T09:30:00Z`.
+fn is_iso_date(chunk: &str) -> bool {
+    let date = chunk.get(..10).unwrap_or_default();
+    let b = date.as_bytes();
+    date.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && (chunk.len() == 10 || chunk.as_bytes()[10] == b'T')
+}
+
+/// An email address: `bob@corp.io`.
+fn is_email(chunk: &str) -> bool {
+    let Some((local, domain)) = chunk.split_once('@') else { return false };
+    !local.is_empty()
+        && local.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && domain.bytes().all(|b| b.is_ascii_alphanumeric() || b".-".contains(&b))
+}
+
+/// A security advisory's id: `CVE-2024-3094`, `GHSA-4xqg-8q7f-2m3v`.
+fn is_advisory_id(lower: &str) -> bool {
+    if let Some(rest) = lower.strip_prefix("cve-") {
+        let mut parts = rest.split('-');
+        let year = parts.next().unwrap_or_default();
+        let number = parts.next().unwrap_or_default();
+        return year.len() == 4
+            && year.bytes().all(|b| b.is_ascii_digit())
+            && number.len() >= 4
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && parts.next().is_none();
+    }
+    lower.strip_prefix("ghsa-").is_some_and(|rest| {
+        let parts: Vec<&str> = rest.split('-').collect();
+        parts.len() == 3 && parts.iter().all(|p| p.len() == 4 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+    })
+}
+
+/// A code host's search qualifier: `is:open`, `label:bug`, `repo:owner/name`.
+fn is_search_qualifier(lower: &str) -> bool {
+    lower.split_once(':').is_some_and(|(name, value)| {
+        SEARCH_QUALIFIERS.contains(&name) && !value.is_empty() && !value.starts_with('/')
+    })
+}
+
 fn places() -> &'static HashSet<&'static str> {
     static PLACES: OnceLock<HashSet<&'static str>> = OnceLock::new();
     PLACES.get_or_init(|| {
@@ -223,7 +466,11 @@ impl<'a> Named<'a> {
                 text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
             }
         }
-        if text.bytes().any(|b| b.is_ascii_alphanumeric()) {
+        // With nothing else left, a query in a query language (a JQL filter) searches what it
+        // is; one of other named things (`release-notes.md`) its own words.
+        if text.bytes().any(|b| b.is_ascii_alphanumeric())
+            || self.things.iter().any(|t| QUERY_LANGUAGES.contains(&t.1))
+        {
             std::borrow::Cow::Owned(text)
         } else {
             std::borrow::Cow::Borrowed(self.query)
@@ -368,8 +615,45 @@ fn for_each_entity<'a>(
         .collect();
     let lower: Vec<String> = chunks.iter().map(|c| c.to_ascii_lowercase()).collect();
     let mut timed = false;
+    let language = query_language(&chunks, &lower);
     for (i, &chunk) in chunks.iter().enumerate() {
         let mut push = |chunk: &'a str, w: &'static str, shape: &'static str| f(chunk, w, shape);
+        if let Some((start, kind)) = language
+            && i >= start
+        {
+            // The query's text in a query language names what it searches for.
+            push(chunk, if i == start { kind } else { "" }, "");
+            continue;
+        }
+        if is_search_qualifier(&lower[i]) {
+            push(chunk, "search", "");
+            continue;
+        }
+        if is_advisory_id(&lower[i]) {
+            push(chunk, "advisory", "");
+            continue;
+        }
+        if is_email(chunk) {
+            push(chunk, "user", "");
+            push(chunk, "email", "");
+            continue;
+        }
+        if is_iso_date(chunk) {
+            push(chunk, "date", "");
+            continue;
+        }
+        if is_ip_address(chunk) {
+            push(chunk, "ip", "");
+            continue;
+        }
+        if let Some(&(_, kind)) = CLOUD_HOSTS.iter().find(|(end, _)| {
+            let host = lower[i].trim_start_matches("https://").trim_start_matches("http://");
+            host.split('/').next().is_some_and(|h| h.ends_with(end))
+        }) {
+            // `myregistry.azurecr.io` names a resource, not a page to fetch.
+            push(chunk, kind, "");
+            continue;
+        }
         let starts = |prefix: &str| chunk.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
         if is_emoji_code(chunk) {
             // `:tada:` names an emoji, which a message or comment gets as a reaction.
@@ -516,6 +800,14 @@ fn for_each_entity<'a>(
                     .flatten()
                     .filter_map(|j| lower.get(j))
                     .any(|w| TYPE_NOUNS.contains(&w.as_str()));
+            // `kv-shop-prod`: a name whose first part says what it names.
+            let resource = (parts.len() >= 2 && chunk.contains('-'))
+                .then(|| RESOURCE_PREFIXES.iter().find(|(prefix, _)| *prefix == parts[0]))
+                .flatten();
+            if let Some(&(_, kind)) = resource {
+                push(chunk, kind, "");
+                continue;
+            }
             if parts.len() >= 2 && (numbered || deployed || lettered || typed) {
                 push(chunk, "", "");
                 continue;

@@ -62,8 +62,16 @@
 //!   countries, US states and big cities, but not one followed by a compass word, a cloud region
 //!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
 //!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
-//!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel) add, per group, the entry's best such term at weight
-//!   0.7, outside the coverage; what a named thing is (`user` for `U024BE7LH`) is also matched
+//!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel;
+//!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; `CVE-2024-3094`
+//!   or `GHSA-4xqg-8q7f-2m3v` an advisory; a resource name that follows the cloud naming
+//!   conventions, `kv-shop-prod` a key vault, `rg-web` a resource group, `pg-analytics` a
+//!   PostgreSQL server; a cloud endpoint, `myregistry.azurecr.io` a registry, not a page; a filter
+//!   in a query language, `assignee = currentUser() AND status = Open` JQL, `space = DEV AND
+//!   title ~ x` CQL, `T | where ...` KQL, `select ... from` a query, and search qualifiers such
+//!   as `is:open label:bug` a search, whose field names are not words of the ask) add, per
+//!   group, the entry's best such term at a word's weight (1.0, fixed on the tuning sources),
+//!   outside the coverage; what a named thing is (`user` for `U024BE7LH`) is also matched
 //!   against the entries like a word of the query, at a word's weight (fixed on the tuning
 //!   sources) but outside the coverage, unless the query says it already.
 //!   The words of a named thing are names, not words of the ask:
@@ -102,7 +110,7 @@
 //! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
 //!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
-//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 0.7),
+//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 1.0),
 //!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
 //!   owner's relevance). An expansion's owner `idf` is capped at the geometric mean of its own and
 //!   that of the word's own term: a rare synonym (`text` ~ `sms`) does not make the few servers
@@ -249,7 +257,7 @@ const SYNONYM_WEIGHT: f64 = 0.9;
 /// on the tuning split of the intent set).
 const POLYSEMY_EXPONENT: f64 = 0.25;
 /// The weight of what a question word asks for.
-const ASK_WEIGHT: f64 = 0.7;
+const ASK_WEIGHT: f64 = 1.0;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;

@@ -105,3 +105,85 @@ fn shorthands_are_read_as_what_they_stand_for() {
     assert_eq!(top(&desk, "nuke vm web-01"), "cloud:delete_vm");
     assert_eq!(top(&desk, "rg's in my sub"), "cloud:list_resource_groups");
 }
+
+fn cloud() -> Catalog {
+    catalog(&[
+        ("cloud", "group_list", "List the resource groups of a subscription"),
+        ("cloud", "keyvault_secret_get", "Get a secret from a key vault"),
+        ("cloud", "mysql_server_param_get", "Get a parameter of a MySQL server"),
+        ("cloud", "postgres_server_param_get", "Get a parameter of a PostgreSQL server"),
+        ("cloud", "acr_registry_repository_list", "List the repositories of a container registry"),
+        ("cloud", "storage_blob_get", "Get a blob's properties"),
+        ("cloud", "sql_db_create", "Create a database on a SQL server"),
+        (
+            "cloud",
+            "sql_server_firewall-rule_create",
+            "Create a firewall rule for a range of IP addresses on a SQL server",
+        ),
+        ("cloud", "monitor_workspace_log_query", "Run a KQL query over a Log Analytics workspace"),
+        ("cloud", "postgres_database_query", "Run a query on a PostgreSQL database"),
+        ("cloud", "get_settings", "Get the settings of an app"),
+        ("web", "fetch", "Fetch a URL and return its text"),
+        ("tracker", "jira_search", "Search issues with JQL (Jira Query Language)"),
+        ("tracker", "jira_update_issue", "Update an issue's status, assignee or fields"),
+        ("tracker", "jira_add_comment", "Add a comment to an issue"),
+        ("tracker", "jira_add_watcher", "Add a user, by email, as a watcher of an issue"),
+        ("tracker", "confluence_search", "Search pages with CQL (Confluence Query Language)"),
+        ("forge", "create_issue", "Open a new issue, with labels, to report a bug"),
+        ("forge", "search_issues", "Search issues and pull requests with the code host's search syntax"),
+        ("forge", "get_global_security_advisory", "Get a global security advisory by its GHSA or CVE id"),
+        ("forge", "update_issue_state", "Update the state of an issue"),
+        ("vcs", "git_show", "Show the contents of a commit"),
+        ("vcs", "git_log", "Show the commit log, optionally from a start date to an end date"),
+    ])
+}
+
+#[test]
+fn a_cloud_resource_name_says_what_it_names() {
+    let cloud = cloud();
+    // `kv-shop-prod` follows the cloud naming convention of a key vault; `pg-analytics` a
+    // PostgreSQL server.
+    assert_eq!(top(&cloud, "pull the api token out of kv-shop-prod"), "cloud:keyvault_secret_get");
+    assert_eq!(top(&cloud, "get the work_mem parameter of pg-analytics"), "cloud:postgres_server_param_get");
+    // A name that follows no convention is only a name.
+    assert_eq!(top(&cloud, "what's in shop-prod-01"), top(&cloud, "what's in it"));
+    // An endpoint's host name says what it is: a registry, not a page to fetch.
+    assert_eq!(
+        top(&cloud, "what images were pushed to myregistry.azurecr.io"),
+        "cloud:acr_registry_repository_list"
+    );
+    assert_eq!(top(&cloud, "what's on example.com"), "web:fetch");
+}
+
+#[test]
+fn addresses_ids_and_query_languages_name_what_they_are() {
+    let cloud = cloud();
+    // An IPv4 address or range is an IP.
+    assert_eq!(top(&cloud, "allow 10.4.0.0/24 into pay-db-03"), "cloud:sql_server_firewall-rule_create");
+    // An email address is a user.
+    assert_eq!(top(&cloud, "add bob@corp.io to DEV-12"), "tracker:jira_add_watcher");
+    // An ISO date is a date.
+    assert_eq!(top(&cloud, "commits between 2025-01-01 and 2025-01-15"), "vcs:git_log");
+    // A CVE or GHSA id is a security advisory.
+    assert_eq!(top(&cloud, "look up GHSA-4xqg-8q7f-2m3v"), "forge:get_global_security_advisory");
+    assert_eq!(top(&cloud, "details of CVE-2024-3094"), "forge:get_global_security_advisory");
+    // A JQL filter is a search, whatever its field names (`assignee`, `updated`) say.
+    assert_eq!(
+        top(&cloud, "assignee = currentUser() AND status = 'In Progress' ORDER BY updated DESC"),
+        "tracker:jira_search"
+    );
+    // One clause without a conjunction is not a filter: `status = done` is a value to set.
+    assert_ne!(top(&cloud, "set status = done on the issue"), "tracker:jira_search");
+    assert_eq!(top(&cloud, "space = DEV AND title ~ onboarding"), "tracker:confluence_search");
+    // A code host's search qualifiers.
+    assert_eq!(top(&cloud, "is:open label:bug"), "forge:search_issues");
+    // A KQL pipeline, and SQL after the words that ask for it.
+    assert_eq!(
+        top(&cloud, "on law-prod: AppExceptions | where TimeGenerated > ago(1h) | take 20"),
+        "cloud:monitor_workspace_log_query"
+    );
+    assert_eq!(
+        top(&cloud, "run a SELECT on the inventory db: select * from items limit 10"),
+        "cloud:postgres_database_query"
+    );
+}
