@@ -173,7 +173,8 @@
 //! # Layout
 //!
 //! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs,
-//! `entities` finds what a query names by its form (with `places.txt`), `words`
+//! `entities` finds what a query names by its form (with `places.txt`; `forms` tells one chunk's
+//! form alone: addresses, dates, ids, endpoints, query languages), `words`
 //! tokenizes for the index build (the same tokens, by term id), `index` builds the index (`groups`
 //! its owner and name-family stages), `expand` expands query words (`wordnet` holds the WordNet
 //! fallback table), `typo` holds the approximate matching, and `rank` scores and ranks.
@@ -181,6 +182,7 @@
 mod analysis;
 mod entities;
 mod expand;
+mod forms;
 mod groups;
 mod index;
 mod lexicon;
