@@ -4,8 +4,8 @@
 //! to print the top 3 of every labelled query). Prints the intent set's tables
 //! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
 //! and all 16, beside the word-overlap baseline, for the tuning and the held-out split; the fresh
-//! check sets `data/search-intents-fresh.json`, `data/search-intents-fresh2.json` and
-//! `data/search-intents-fresh3.json` in one line per setting), the older
+//! check sets `data/search-intents-fresh.json` to `data/search-intents-fresh7.json` in one line per
+//! setting), the older
 //! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
 //! first search (which builds the index), of one `search` call per intent, and of the quick index.
 
@@ -49,9 +49,9 @@ fn main() {
             }
         }
     }
-    // The fresh check sets: `data/search-intents-fresh.json`, `-fresh2.json` and `-fresh3.json`
-    // (tuning sources since a later set was written) and `data/search-intents-fresh4.json` and
-    // `-fresh5.json` (never looked at while tuning).
+    // The fresh check sets: `data/search-intents-fresh.json` to `-fresh5.json` (tuning sources
+    // since a later set was written) and `-fresh6.json` and `-fresh7.json` (blind: never looked at
+    // while tuning; see `data/README.md` at the workspace root).
     for (set_name, set) in [
         ("fresh set", intents::fresh_intents()),
         ("fresh2 set", intents::fresh2_intents()),
