@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use wasmtime::{Caller, Engine, Linker, Memory, Module, ModuleExport, ResourceLimiter};
 
-use crate::abi_names::GUEST_EXPORTS;
+use crate::abi_names::{ANSWERED_AT_ONCE, GUEST_EXPORTS};
 use crate::config::Deterministic;
 
 /// Names of the globals the guest installs on `globalThis` for the bridge prelude, which
@@ -49,6 +49,31 @@ pub trait GuestPolicy: Send {
     /// with a policy keeps no copy ([`Vm::take_output`](crate::Vm::take_output) returns only output
     /// emitted while no policy was installed).
     fn on_output(&mut self, kind: OutputKind, payload: &str) -> Result<(), String>;
+}
+
+/// Per-VM hook that may answer a host call at once, while the guest that made it is still
+/// running: its promise is then resolved before `host_call` returns, with no step ending and no
+/// delivery. Consulted for each call the [`GuestPolicy`] accepted; installed for a step with
+/// [`Vm::set_answerer`](crate::Vm::set_answerer).
+pub trait CallAnswerer: std::any::Any + Send {
+    /// Host call `id` with `payload` (accepted, not yet recorded) is starting.
+    fn answer(&mut self, id: u32, payload: &str) -> AtOnce;
+}
+
+/// What a [`CallAnswerer`] made of a host call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AtOnce {
+    /// Resolve the call's promise with this JSON text now. The call is never pending: it is not
+    /// recorded, [`Vm::take_host_calls`](crate::Vm::take_host_calls) never returns it, and no
+    /// snapshot holds it. Text the engine cannot parse rejects the promise (`internal_error`), as
+    /// a delivery of it would.
+    Resolved(String),
+    /// The answerer keeps the call (it will be delivered later): recorded as pending, but not
+    /// returned by [`Vm::take_host_calls`](crate::Vm::take_host_calls).
+    Kept,
+    /// Not answered: recorded as pending and returned by
+    /// [`Vm::take_host_calls`](crate::Vm::take_host_calls), as without an answerer.
+    Left,
 }
 
 /// How a host call ends.
@@ -223,6 +248,9 @@ pub(crate) struct HostState {
     pub limiter: Limiter,
     pub ledger: Ledger,
     pub policy: Option<Box<dyn GuestPolicy>>,
+    pub answerer: Option<Box<dyn CallAnswerer>>,
+    /// The JSON text of the call answered at once last, until the guest takes it.
+    pub answer: String,
     pub refusal: String,
     pub memory: Option<Memory>,
     pub deterministic: Option<Deterministic>,
@@ -247,6 +275,8 @@ impl HostState {
                 ..Ledger::default()
             },
             policy: None,
+            answerer: None,
+            answer: String::new(),
             refusal: String::new(),
             memory: None,
             deterministic,
@@ -328,8 +358,30 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
         st.ledger.stats.host_call_bytes += payload.len() as u64;
         let id = st.ledger.next_id;
         st.ledger.next_id = st.ledger.next_id.wrapping_add(1);
-        st.ledger.calls.insert(id, LedgerCall { payload, taken: false });
+        let taken = match st.answerer.as_mut().map(|answerer| answerer.answer(id, &payload)) {
+            Some(AtOnce::Resolved(json)) => {
+                let Some(n) = i64::try_from(json.len()).ok().filter(|&n| n < ANSWERED_AT_ONCE) else {
+                    return Err(wasmtime::Error::msg("an answer at once longer than 4 GiB"));
+                };
+                st.ledger.stats.deliveries += 1;
+                st.ledger.stats.delivered_bytes += json.len() as u64;
+                st.answer = json;
+                return Ok(ANSWERED_AT_ONCE + n);
+            }
+            Some(AtOnce::Kept) => true,
+            Some(AtOnce::Left) | None => false,
+        };
+        st.ledger.calls.insert(id, LedgerCall { payload, taken });
         Ok(i64::from(id))
+    })?;
+
+    l.func_wrap("codemode", "answer", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
+        let answer = std::mem::take(&mut caller.data_mut().answer);
+        let n = answer.len().min(len as usize);
+        if !write_bytes(&mut caller, ptr, &answer.as_bytes()[..n]) {
+            return Err(wasmtime::Error::msg("guest pointer out of bounds"));
+        }
+        Ok(())
     })?;
 
     l.func_wrap("codemode", "output", |mut caller: Caller<'_, HostState>, kind: i32, ptr: u32, len: u32| {

@@ -6,6 +6,7 @@
 /// The guest's imports `(module, name)`; the linker defines exactly these, and `cargo xtask
 /// guest` refuses a built module whose imports differ.
 pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
+    ("codemode", "answer"),
     ("codemode", "host_call"),
     ("codemode", "output"),
     ("codemode", "refusal"),
@@ -19,6 +20,10 @@ pub const IMPORT_ALLOWLIST: &[(&str, &str)] = &[
     ("wasi_snapshot_preview1", "proc_exit"),
     ("wasi_snapshot_preview1", "random_get"),
 ];
+
+/// `host_call` returned at least this: the host answered the call at once, and the JSON text to
+/// resolve its promise with (`r - ANSWERED_AT_ONCE` bytes) is waiting for the `answer` import.
+pub const ANSWERED_AT_ONCE: i64 = 1 << 32;
 
 /// The guest functions the host calls, in the order the host resolves them (besides `memory`);
 /// `cargo xtask guest` refuses a built module that lacks one.

@@ -63,7 +63,9 @@
 //!
 //! Imports, module `codemode` (exactly [`IMPORT_ALLOWLIST`] with the WASI shim):
 //! - `host_call(ptr, len) -> i64`: the call id (>= 0), or `-(n + 1)` when the [`GuestPolicy`]
-//!   refused with an `n`-byte message
+//!   refused with an `n`-byte message, or `ANSWERED_AT_ONCE + n` when the [`CallAnswerer`]
+//!   answered it at once with `n` bytes of JSON
+//! - `answer(ptr, len)`: copy the JSON text of the call answered at once into the guest
 //! - `output(kind, ptr, len) -> i32`: 0, or `-(n + 1)` on refusal (`kind` 0 text, 1 json)
 //! - `refusal(ptr, len)`: copy the last refusal message into the guest
 //!
@@ -152,7 +154,8 @@ const fn newlines(text: &str) -> u32 {
 }
 
 pub use abi::{
-    AbiStats, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind, PENDING_WITHOUT_HOST_WORK,
+    AbiStats, AtOnce, CallAnswerer, Delivery, GuestOutput, GuestPolicy, HostCall, OutputKind,
+    PENDING_WITHOUT_HOST_WORK,
 };
 pub use abi_names::{CELL_PREFIX, CELL_SUFFIX};
 pub use config::{Deterministic, SandboxConfig};

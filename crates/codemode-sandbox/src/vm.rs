@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use wasmtime::{Extern, Instance, Memory, Store, Trap, TypedFunc, UpdateDeadline};
 
-use crate::abi::{AbiStats, ExportIndices, GuestOutput, GuestPolicy, HostState, PENDING_WITHOUT_HOST_WORK};
+use crate::abi::{
+    AbiStats, CallAnswerer, ExportIndices, GuestOutput, GuestPolicy, HostState, PENDING_WITHOUT_HOST_WORK,
+};
 use crate::abi_names::GUEST_EXPORTS;
 use crate::abi_names::status;
 use crate::base::{PAGE, SandboxInner};
@@ -423,6 +425,17 @@ impl Vm {
     /// a policy every host call and output is accepted.
     pub fn set_policy(&mut self, policy: Box<dyn GuestPolicy>) {
         self.store.data_mut().policy = Some(policy);
+    }
+
+    /// Install (or with `None` remove) the hook that may answer host calls at once, and return
+    /// the one installed before. A recycled VM has none.
+    pub fn set_answerer(&mut self, answerer: Option<Box<dyn CallAnswerer>>) -> Option<Box<dyn CallAnswerer>> {
+        std::mem::replace(&mut self.store.data_mut().answerer, answerer)
+    }
+
+    /// The hook installed with [`Vm::set_answerer`], if any.
+    pub fn answerer_mut(&mut self) -> Option<&mut dyn CallAnswerer> {
+        self.store.data_mut().answerer.as_deref_mut()
     }
 
     /// Current size of the guest's linear memory in bytes.

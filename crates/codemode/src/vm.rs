@@ -11,6 +11,7 @@
 //! which also drops finished VMs, so neither the start nor the teardown is on the caller's path.
 //! An abort interrupts the running step through the VM's interrupt handle.
 
+use std::any::Any;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -171,12 +172,12 @@ fn run_job(job: Job, spare: Option<Vm>) -> Option<Vm> {
     };
     vm.set_policy(RunLedger::policy(&ledger));
     let first =
-        first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent), responder.as_mut()));
+        first.map(|command| run_command(&mut vm, command, step_deadline(deadline, sent), &mut responder));
     if ready.send(Ok(first)).is_err() {
         return Some(vm);
     }
     while let Ok((command, waited, sent, answer)) = requests.recv() {
-        let reply = run_command(&mut vm, command, step_deadline(deadline, sent) + waited, responder.as_mut());
+        let reply = run_command(&mut vm, command, step_deadline(deadline, sent) + waited, &mut responder);
         if answer.send(reply).is_err() {
             break;
         }
@@ -305,7 +306,7 @@ impl VmThread {
             let mut vm = vm?;
             vm.set_policy(RunLedger::policy(&ledger));
             let link = abort.link(vm.interrupt_handle());
-            let first = first.map(|command| run_command(&mut vm, command, deadline, responder.as_mut()));
+            let first = first.map(|command| run_command(&mut vm, command, deadline, &mut responder));
             let caller = CallerVm { vm: Some(vm), responder, sandbox, deadline, _abort: link };
             Ok((VmThread::new(Kind::Caller(Box::new(Mutex::new(caller)))), first))
         })
@@ -367,7 +368,7 @@ impl VmThread {
                 let deadline = self.guest_deadline(caller.deadline);
                 let CallerVm { vm, responder, .. } = &mut *caller;
                 let vm = vm.as_mut().ok_or_else(gone)?;
-                Ok(blocking(|| run_command(vm, command, deadline, responder.as_mut())))
+                Ok(blocking(|| run_command(vm, command, deadline, responder)))
             }
         }
     }
@@ -394,15 +395,35 @@ impl VmThread {
 /// deadline and the run's responder.
 type NewVm = (Sandbox, Origin, SharedLedger, Instant, Option<Responder>);
 
-/// Runs `command`, then serves the step's calls with `responder`: while each call of a pending
-/// step is answered at once (and the responder lets it go on), the answers are delivered and the
-/// guest runs on here, with no trip to the async side.
+/// Runs `command` with the run's `responder` (if any) installed in the VM for the step: a call
+/// it answers at once resolves while the guest runs, with no step ending (see
+/// [`CallAnswerer`](codemode_sandbox::CallAnswerer)); then the step's other calls are served as
+/// [`run_step`] says.
 fn run_command(
     vm: &mut Vm,
     command: Command,
     deadline: Instant,
-    responder: Option<&mut Responder>,
+    responder: &mut Option<Responder>,
 ) -> Answer {
+    let Some(mut installed) = responder.take() else { return run_step(vm, command, deadline) };
+    installed.set_deadline(deadline);
+    vm.set_answerer(Some(Box::new(installed)));
+    let answer = run_step(vm, command, deadline);
+    let answerer: Option<Box<dyn Any>> = vm.set_answerer(None).map(|a| a as Box<dyn Any>);
+    *responder = answerer.and_then(|a| a.downcast::<Responder>().ok()).map(|r| *r);
+    answer
+}
+
+/// The responder [`run_command`] installed in `vm`.
+fn responder(vm: &mut Vm) -> Option<&mut Responder> {
+    vm.answerer_mut().and_then(|a| (a as &mut dyn Any).downcast_mut::<Responder>())
+}
+
+/// Runs `command`, then serves the step's calls with the installed responder: those it kept (and
+/// any it left), and while each call of a pending step is answered at once (and the responder
+/// lets it go on), the answers are delivered and the guest runs on here, with no trip to the
+/// async side.
+fn run_step(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
     let mut step = match command {
         Command::Snapshot => return Answer::Snapshot(vm.snapshot()),
         Command::Boot { boot, cell, file } => match boot.map(|boot| vm.eval_script(&boot, deadline)) {
@@ -414,16 +435,20 @@ fn run_command(
         },
         Command::Deliver(deliveries) => deliver(vm, deliveries, deadline),
     };
-    let Some(responder) = responder else {
+    if responder(vm).is_none() {
         let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
         return Answer::Step(StepAnswer { step, calls: calls.into_iter().map(Outcome::Call).collect() });
-    };
+    }
     loop {
         if step.is_err() {
             return Answer::Step(StepAnswer { step, calls: Vec::new() });
         }
-        let calls: Vec<Outcome> =
-            vm.take_host_calls().into_iter().map(|call| responder.respond(call)).collect();
+        let left = vm.take_host_calls();
+        let Some(responder) = responder(vm) else {
+            return Answer::Step(StepAnswer { step, calls: Vec::new() });
+        };
+        let mut calls = responder.take_kept();
+        calls.extend(left.into_iter().map(|call| responder.respond(call)));
         let answered = !calls.is_empty() && calls.iter().all(|c| matches!(c, Outcome::Answered(..)));
         if !(answered && matches!(step, Ok(Step::Pending { .. })) && responder.may_go_on(deadline)) {
             return Answer::Step(StepAnswer { step, calls });

@@ -22,8 +22,12 @@ use std::collections::BTreeMap;
 #[link(wasm_import_module = "codemode")]
 unsafe extern "C" {
     /// Start a host call with a UTF-8 payload. Returns the call id (>= 0), or `-(n + 1)` when
-    /// the host refused it with an `n`-byte message (fetch it with `refusal`).
+    /// the host refused it with an `n`-byte message (fetch it with `refusal`), or
+    /// `ANSWERED_AT_ONCE + n` when the host answered it at once with `n` bytes of JSON (fetch
+    /// them with `answer`).
     fn host_call(ptr: *const u8, len: usize) -> i64;
+    /// Copy the JSON text of the call answered at once (at most `len` bytes) to `ptr`.
+    fn answer(ptr: *mut u8, len: usize);
     /// Emit output (`kind` 0 = text, 1 = json). Returns 0, or `-(n + 1)` on refusal.
     fn output(kind: i32, ptr: *const u8, len: usize) -> i32;
     /// Copy the last refusal message (at most `len` bytes) to `ptr`.
@@ -226,6 +230,15 @@ fn js_host_call<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<
     if r < 0 {
         let msg = refusal_message((-(r + 1)) as usize);
         return Err(throw_plain(&ctx, &msg));
+    }
+    if r >= abi_names::ANSWERED_AT_ONCE {
+        // Room for the NUL the parser's C string gets, so handing the bytes over copies nothing.
+        let len = (r - abi_names::ANSWERED_AT_ONCE) as usize;
+        let mut text = Vec::with_capacity(len + 1);
+        text.resize(len, 0u8);
+        unsafe { answer(text.as_mut_ptr(), len) }; // SAFETY: the host writes at most `len` bytes.
+        resolve_with_json(&ctx, &resolve, &reject, text);
+        return Ok(promise);
     }
     PENDING.with(|p| {
         p.borrow_mut().insert(r as u32, (Persistent::save(&ctx, resolve), Persistent::save(&ctx, reject)))
@@ -581,26 +594,7 @@ pub unsafe extern "C" fn cm_deliver(
         eng.ctx.with(|ctx| {
             let (Ok(resolve), Ok(reject)) = (res.restore(&ctx), rej.restore(&ctx)) else { return -3 };
             if kind == 0 {
-                let v = match ctx.json_parse(text) {
-                    Ok(v) => v,
-                    Err(_) => {
-                        let _ = ctx.catch();
-                        // Keep the promise pending-free: reject it so the program cannot hang.
-                        if let Ok(e) =
-                            plain_error(&ctx, "host delivered invalid JSON", Some("internal_error"))
-                        {
-                            let _ = reject.call::<_, ()>((e,));
-                        }
-                        return -2;
-                    }
-                };
-                match resolve.call::<_, ()>((v,)) {
-                    Ok(()) => 0,
-                    Err(_) => {
-                        let _ = ctx.catch();
-                        -3
-                    }
-                }
+                resolve_with_json(&ctx, &resolve, &reject, text)
             } else {
                 let code = if code.is_empty() { None } else { Some(code) };
                 let e = match plain_error(&ctx, text, code) {
@@ -621,6 +615,34 @@ pub unsafe extern "C" fn cm_deliver(
         })
     });
     r.unwrap_or(-3)
+}
+
+/// Resolves a host call's promise with the value of the JSON `text`; text the engine cannot parse
+/// rejects it instead (so the program cannot hang on it). Returns 0, -2 for invalid JSON, -3 for
+/// an engine failure.
+fn resolve_with_json<'js>(
+    ctx: &Ctx<'js>,
+    resolve: &Function<'js>,
+    reject: &Function<'js>,
+    text: impl Into<Vec<u8>>,
+) -> i32 {
+    let v = match ctx.json_parse(text) {
+        Ok(v) => v,
+        Err(_) => {
+            let _ = ctx.catch();
+            if let Ok(e) = plain_error(ctx, "host delivered invalid JSON", Some("internal_error")) {
+                let _ = reject.call::<_, ()>((e,));
+            }
+            return -2;
+        }
+    };
+    match resolve.call::<_, ()>((v,)) {
+        Ok(()) => 0,
+        Err(_) => {
+            let _ = ctx.catch();
+            -3
+        }
+    }
 }
 
 /// Pointer to the result buffer (valid until the next export call).

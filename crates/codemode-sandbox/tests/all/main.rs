@@ -1,5 +1,6 @@
 //! Integration tests of codemode-sandbox: one module per area.
 
+mod answer;
 mod api;
 mod hostile;
 mod limits;

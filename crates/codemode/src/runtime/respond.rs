@@ -2,17 +2,20 @@
 //!
 //! The pump ([`CodeMode::dispatch`]) serves every request of a step on the async side. A run's
 //! [`Responder`] serves the common ones (search, describe, `API.search`, `$api`, tool and MCP
-//! calls) on the thread that ran the step, right after it: when each of a step's calls is
-//! answered at once, the VM delivers the answers and runs on without handing the step to the
-//! async side and back (two thread wake-ups per nested call on VM threads). What it cannot finish
-//! goes to the pump as an [`Outcome`] ([`CodeMode::take_outcome`]).
+//! calls) on the thread that runs the guest, inside the guest's host call: installed in the VM
+//! for each step as its [`CallAnswerer`], it resolves a call answered at once with a value before
+//! the call returns to the guest, so the guest runs on with no step ending (and, on VM threads, no
+//! hand-off to the async side and back: two thread wake-ups) per call. The rest it keeps for the
+//! step's end; when each of a step's calls is answered by then, the VM delivers the answers and
+//! runs on. What it cannot finish goes to the pump as an [`Outcome`]
+//! ([`CodeMode::take_outcome`]).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use codemode_bridge::{HostRequest, SharedLedger, decode_request, lock};
 use codemode_core::PendingToolCall;
-use codemode_sandbox::{Delivery, HostCall};
+use codemode_sandbox::{AtOnce, CallAnswerer, Delivery, HostCall};
 use tokio::sync::Semaphore;
 
 use super::CodeMode;
@@ -57,6 +60,10 @@ pub(crate) struct Responder {
     abort: AbortSignal,
     /// Entered while host work is polled, so a host may use the runtime (timers, spawns).
     runtime: tokio::runtime::Handle,
+    /// The deadline of the step the responder is installed for.
+    deadline: Instant,
+    /// Calls of the running step the responder served (or started) but did not answer at once.
+    kept: Vec<Outcome>,
 }
 
 impl Responder {
@@ -73,29 +80,44 @@ impl Responder {
 
     /// Serves `call` if it is one the responder serves.
     pub(crate) fn respond(&mut self, call: HostCall) -> Outcome {
-        let request = match decode_request(&call.payload) {
+        self.respond_to(call.id, &call.payload)
+    }
+
+    /// Serves call `id` with `payload` if it is one the responder serves.
+    fn respond_to(&mut self, id: u32, payload: &str) -> Outcome {
+        let request = match decode_request(payload) {
             Ok(request) => request,
             Err(e) if e.is_fatal() => return Outcome::Fatal(e.to_string()),
-            Err(e) => return Outcome::Answered(call.id, e.reply()),
+            Err(e) => return Outcome::Answered(id, e.reply()),
         };
         let cm = &self.code_mode;
         let request = match cm.lookup(&self.counts, request) {
-            Ok(reply) => return Outcome::Answered(call.id, reply),
+            Ok(reply) => return Outcome::Answered(id, reply),
             Err(request) => request,
         };
         let prepared = match cm.prepare_call(&self.site(), request) {
             Ok(prepared) => prepared,
-            Err(request) => return Outcome::Declined(call.id, request),
+            Err(request) => return Outcome::Declined(id, request),
         };
         let (pending, shape, work) = match prepared {
-            (Prepared::Refused(reply), _) => return Outcome::Answered(call.id, reply),
+            (Prepared::Refused(reply), _) => return Outcome::Answered(id, reply),
             (Prepared::Work { pending, work }, shape) => (pending, shape, work),
         };
         let _entered = self.runtime.enter();
         match poll_once(work) {
-            Ok(reply) => Outcome::Answered(call.id, reply),
-            Err(work) => Outcome::Started(Started { vm_id: call.id, pending, shape, work }),
+            Ok(reply) => Outcome::Answered(id, reply),
+            Err(work) => Outcome::Started(Started { vm_id: id, pending, shape, work }),
         }
+    }
+
+    /// Sets the deadline of the step the responder is installed for.
+    pub(crate) fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+    }
+
+    /// The calls of the step that were served or started but not answered at once.
+    pub(crate) fn take_kept(&mut self) -> Vec<Outcome> {
+        std::mem::take(&mut self.kept)
     }
 
     /// Whether the VM may deliver answered calls and run on by itself: the run is not aborted,
@@ -110,6 +132,28 @@ impl Responder {
         let mut ledger = lock(&self.ledger);
         for _ in 0..n {
             ledger.budgets.on_delivered();
+        }
+    }
+}
+
+/// A call answered at once resolves while the guest runs, under the checks of a step's end
+/// ([`Responder::may_go_on`]: past them every call is left for the step's end, which hands them
+/// to the pump); a rejection, a call whose host work has to wait and one the responder does not
+/// serve are kept for the step's end.
+impl CallAnswerer for Responder {
+    fn answer(&mut self, id: u32, payload: &str) -> AtOnce {
+        if !self.may_go_on(self.deadline) {
+            return AtOnce::Left;
+        }
+        match self.respond_to(id, payload) {
+            Outcome::Answered(_, Delivery::Resolve(json)) => {
+                self.delivered(1);
+                AtOnce::Resolved(json)
+            }
+            outcome => {
+                self.kept.push(outcome);
+                AtOnce::Kept
+            }
         }
     }
 }
@@ -132,6 +176,8 @@ impl CodeMode {
             ledger: run.ledger.clone(),
             abort: abort.clone(),
             runtime,
+            deadline: Instant::now(),
+            kept: Vec::new(),
         })
     }
 

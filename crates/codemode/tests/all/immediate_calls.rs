@@ -46,6 +46,18 @@ async fn a_loop_of_immediate_calls_is_counted_numbered_and_reported() {
     }
 }
 
+/// A call the host answers at once resolves while the guest is still running: its reaction runs
+/// among the cell's own microtasks, before the guest has to go idle for a step to end (through
+/// a step's end it would run only after the cell returned).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_answered_at_once_resolves_before_the_guest_goes_idle() {
+    for thread in THREADS {
+        let f = fixture_thread(json!({}), thread);
+        let code = "let got = null; tools.web_search({ query: 'early' }).then((r) => { got = r.query; });                     for (let i = 0; i < 100; i++) await null; return got;";
+        assert_eq!(value(&f.run(code).await), json!("early"), "{thread:?}");
+    }
+}
+
 /// A step whose calls are partly answered at once and partly waiting (a 300 ms tool between
 /// two immediate ones), then more immediate calls after the slow one landed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
