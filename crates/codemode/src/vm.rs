@@ -8,7 +8,10 @@
 //! With [`GuestThread::Caller`] the steps run on the thread that polls `exec`/`wait` instead: no
 //! hand-off and no thread wake-up per step (on a 2-core VM those were most of a trivial exec's
 //! time). A VM comes from a small pool of VMs started ahead of time by one background thread,
-//! which also drops finished VMs, so neither the start nor the teardown is on the caller's path.
+//! which also resets finished VMs in place (or drops them), so neither the start nor the teardown
+//! is on the caller's path; except that a run which came right after the thread's last one resets
+//! its finished VM itself (see `spares::recycle`): back to back, that costs the next run less than
+//! the hand-off does.
 //! An abort interrupts the running step through the VM's interrupt handle.
 
 use std::any::Any;
@@ -111,13 +114,15 @@ struct CallerVm {
     responder: Option<Responder>,
     sandbox: Sandbox,
     deadline: Instant,
+    /// The run started right after this thread's last run ended (see [`spares::back_to_back`]).
+    back_to_back: bool,
     _abort: AbortLink,
 }
 
 impl Drop for CallerVm {
     fn drop(&mut self) {
         if let Some(vm) = self.vm.take() {
-            spares::recycle(&self.sandbox, vm);
+            spares::recycle(&self.sandbox, vm, self.back_to_back);
         }
     }
 }
@@ -307,7 +312,8 @@ impl VmThread {
             vm.set_policy(RunLedger::policy(&ledger));
             let link = abort.link(vm.interrupt_handle());
             let first = first.map(|command| run_command(&mut vm, command, deadline, &mut responder));
-            let caller = CallerVm { vm: Some(vm), responder, sandbox, deadline, _abort: link };
+            let back_to_back = spares::back_to_back();
+            let caller = CallerVm { vm: Some(vm), responder, sandbox, deadline, back_to_back, _abort: link };
             Ok((VmThread::new(Kind::Caller(Box::new(Mutex::new(caller)))), first))
         })
     }
@@ -474,9 +480,11 @@ fn deliver(
 /// VMs started ahead of time for runs on the caller's thread, and the background thread that
 /// starts them and drops finished ones.
 mod spares {
+    use std::cell::Cell;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::mpsc;
     use std::sync::{Mutex, OnceLock};
+    use std::time::{Duration, Instant};
 
     use codemode_sandbox::{Sandbox, Vm};
 
@@ -581,9 +589,73 @@ mod spares {
         spare
     }
 
-    /// A finished VM: in the background, reset in place to become its sandbox's spare
-    /// ([`Sandbox::recycle`]), or dropped and a spare started anew.
-    pub(super) fn recycle(sandbox: &Sandbox, vm: Vm) {
-        send(sandbox, Some(vm));
+    /// Runs that start within this long of the end of the last run on their thread count as
+    /// back to back.
+    const BACK_TO_BACK: Duration = Duration::from_millis(1);
+
+    thread_local! {
+        /// When the last run on this thread handed its VM back.
+        static LAST_END: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+
+    /// Whether a run starting now comes right after the last run on this thread (see
+    /// [`recycle`]).
+    pub(super) fn back_to_back() -> bool {
+        LAST_END.with(|last| last.get().is_some_and(|end| end.elapsed() < BACK_TO_BACK))
+    }
+
+    /// A finished VM, reset in place to become its sandbox's spare ([`Sandbox::recycle`]), or
+    /// dropped and a spare started anew. A run that came `back_to_back` resets its VM here, on
+    /// the caller's thread (~12 µs for a small run): when runs follow each other, the next one
+    /// likely does too, and the hand-off costs it more than that (the background thread's
+    /// wake-up, and a VM reset on the other core: cold caches), or finds no spare ready at all
+    /// and starts a VM anew (a copy of the whole base image). Otherwise the background thread
+    /// resets it, off the caller's path, while the caller is idle.
+    pub(super) fn recycle(sandbox: &Sandbox, vm: Vm, back_to_back: bool) {
+        LAST_END.with(|last| last.set(Some(Instant::now())));
+        if !back_to_back {
+            return send(sandbox, Some(vm));
+        }
+        let Some(vm) = sandbox.recycle(vm) else { return send(sandbox, None) };
+        let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
+        let have = pool.iter().filter(|(s, _)| s.is_same(sandbox)).count();
+        if have < PER_SANDBOX && pool.len() < MAX_SPARES {
+            pool.push((sandbox.clone(), vm));
+        } else {
+            // No room: the background thread keeps or drops it.
+            drop(pool);
+            send(sandbox, Some(vm));
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::time::{Duration, Instant};
+
+        use codemode_sandbox::{Sandbox, SandboxConfig, Step};
+
+        /// A run that came back to back resets its VM on the caller's thread: the next run of the
+        /// sandbox finds it as its spare at once, reset (nothing of the run before is left), with
+        /// no background thread involved.
+        #[test]
+        fn a_back_to_back_run_resets_its_vm_itself_and_the_next_run_takes_it() {
+            let sandbox = Sandbox::new(SandboxConfig::default(), "").unwrap();
+            let deadline = || Instant::now() + Duration::from_secs(10);
+            let mut vm = sandbox.start().unwrap();
+            let step = vm.eval_cell("globalThis.left = 'behind'; return 1;", "user.js", deadline()).unwrap();
+            assert_eq!(step, Step::Completed { value_json: Some("1".into()) });
+            super::recycle(&sandbox, vm, true);
+            let Some(mut spare) = super::take(&sandbox) else {
+                // Recycling needs write tracking (Linux >= 6.7), as in codemode-sandbox's tests.
+                assert!(
+                    !cfg!(target_os = "linux") || std::env::var_os("CODEMODE_TEST_ALLOW_UNTRACKED").is_some(),
+                    "a back-to-back run's VM is reset on the caller's thread and kept as the spare"
+                );
+                return;
+            };
+            let step = spare.eval_cell("return typeof left;", "user.js", deadline()).unwrap();
+            assert_eq!(step, Step::Completed { value_json: Some("\"undefined\"".into()) });
+            assert!(super::back_to_back(), "a run starting right after counts as back to back");
+        }
     }
 }
