@@ -116,13 +116,22 @@ struct CallerVm {
     deadline: Instant,
     /// The run started right after this thread's last run ended (see [`spares::back_to_back`]).
     back_to_back: bool,
+    /// The VM's linear memory when the run started.
+    start_bytes: usize,
     _abort: AbortLink,
 }
 
 impl Drop for CallerVm {
     fn drop(&mut self) {
         if let Some(vm) = self.vm.take() {
-            spares::recycle(&self.sandbox, vm, self.back_to_back);
+            // Reset here only what is cheap to reset: a tracked VM that ended well and whose
+            // memory did not grow (a reset costs what the run wrote; a VM that cannot be reset
+            // would be dropped, which costs more).
+            let here = self.back_to_back
+                && vm.writes_tracked()
+                && !vm.is_terminated()
+                && vm.memory_bytes() == self.start_bytes;
+            spares::recycle(&self.sandbox, vm, here);
         }
     }
 }
@@ -312,8 +321,16 @@ impl VmThread {
             vm.set_policy(RunLedger::policy(&ledger));
             let link = abort.link(vm.interrupt_handle());
             let first = first.map(|command| run_command(&mut vm, command, deadline, &mut responder));
-            let back_to_back = spares::back_to_back();
-            let caller = CallerVm { vm: Some(vm), responder, sandbox, deadline, back_to_back, _abort: link };
+            let (back_to_back, start_bytes) = (spares::back_to_back(), vm.memory_bytes());
+            let caller = CallerVm {
+                vm: Some(vm),
+                responder,
+                sandbox,
+                deadline,
+                back_to_back,
+                start_bytes,
+                _abort: link,
+            };
             Ok((VmThread::new(Kind::Caller(Box::new(Mutex::new(caller)))), first))
         })
     }
@@ -605,15 +622,15 @@ mod spares {
     }
 
     /// A finished VM, reset in place to become its sandbox's spare ([`Sandbox::recycle`]), or
-    /// dropped and a spare started anew. A run that came `back_to_back` resets its VM here, on
-    /// the caller's thread (~12 µs for a small run): when runs follow each other, the next one
-    /// likely does too, and the hand-off costs it more than that (the background thread's
-    /// wake-up, and a VM reset on the other core: cold caches), or finds no spare ready at all
-    /// and starts a VM anew (a copy of the whole base image). Otherwise the background thread
-    /// resets it, off the caller's path, while the caller is idle.
-    pub(super) fn recycle(sandbox: &Sandbox, vm: Vm, back_to_back: bool) {
+    /// dropped and a spare started anew. With `here` (a run that came back to back, its VM cheap
+    /// to reset) it is reset on the caller's thread (~12 µs for a small run): when runs follow
+    /// each other, the next one likely does too, and the hand-off costs it more than that (the
+    /// background thread's wake-up, and a VM reset on the other core: cold caches), or finds no
+    /// spare ready at all and starts a VM anew (a copy of the whole base image). Otherwise the
+    /// background thread resets it, off the caller's path, while the caller is idle.
+    pub(super) fn recycle(sandbox: &Sandbox, vm: Vm, here: bool) {
         LAST_END.with(|last| last.set(Some(Instant::now())));
-        if !back_to_back {
+        if !here {
             return send(sandbox, Some(vm));
         }
         let Some(vm) = sandbox.recycle(vm) else { return send(sandbox, None) };
