@@ -45,6 +45,12 @@ fn measure(name: &str, iterations: u32, rounds: usize, mut f: impl FnMut()) {
     row(name, samples[0], samples[samples.len() / 2]);
 }
 
+/// A row of the min and median of per-call `samples` (one per VM).
+fn per_call_row(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    row(name, samples[0], samples[samples.len() / 2]);
+}
+
 /// Decodes each request and answers it at once with the same reply.
 struct AnswerAtOnce(String);
 
@@ -100,12 +106,7 @@ fn main() {
         assert_eq!(decode_cell_value(value_json.as_deref()).unwrap(), json!(CALLS));
         samples.push(start.elapsed() / CALLS);
     }
-    samples.sort();
-    row(
-        "nested-call round trip through the prelude (incl. decode/encode)",
-        samples[0],
-        samples[samples.len() / 2],
-    );
+    per_call_row("nested-call round trip through the prelude (incl. decode/encode)", samples);
     // The same loop with every call answered inside the host call: no step ends per call.
     let mut samples = Vec::new();
     for _ in 0..15 {
@@ -118,11 +119,9 @@ fn main() {
         assert_eq!(decode_cell_value(value_json.as_deref()).unwrap(), json!(CALLS));
         samples.push(start.elapsed() / CALLS);
     }
-    samples.sort();
-    row(
+    per_call_row(
         "nested-call round trip through the prelude, answered at once (incl. decode/encode)",
-        samples[0],
-        samples[samples.len() / 2],
+        samples,
     );
     // Baseline: the same loop on the bare sandbox import (no prelude, no adapter, no decode).
     let raw = Sandbox::new(config, "globalThis.callHost = __codemode_host_call;").unwrap();
@@ -143,8 +142,7 @@ fn main() {
         assert_eq!(step, Step::Completed { value_json: Some(CALLS.to_string()) });
         samples.push(start.elapsed() / CALLS);
     }
-    samples.sort();
-    row("baseline: the same loop on the bare sandbox import", samples[0], samples[samples.len() / 2]);
+    per_call_row("baseline: the same loop on the bare sandbox import", samples);
     let mut table = tables::Table::new("bridge", "Bridge", &["operation", "min", "median"]);
     for (name, min, median) in ROWS.lock().unwrap().iter() {
         table.row(vec![name.clone(), fmt(*min), fmt(*median)]);

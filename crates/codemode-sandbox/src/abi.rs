@@ -331,6 +331,15 @@ fn write_bytes(caller: &mut Caller<'_, HostState>, ptr: u32, bytes: &[u8]) -> bo
     mem.write(caller, ptr as usize, bytes).is_ok()
 }
 
+/// Copies (at most `len` bytes of) `text` the host kept for the guest to `ptr`.
+fn copy_out(caller: &mut Caller<'_, HostState>, text: &str, ptr: u32, len: u32) -> wasmtime::Result<()> {
+    let n = text.len().min(len as usize);
+    if !write_bytes(caller, ptr, &text.as_bytes()[..n]) {
+        return Err(wasmtime::Error::msg("guest pointer out of bounds"));
+    }
+    Ok(())
+}
+
 fn next_random(state: &mut u64) -> u64 {
     // splitmix64
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -377,11 +386,7 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
 
     l.func_wrap("codemode", "answer", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
         let answer = std::mem::take(&mut caller.data_mut().answer);
-        let n = answer.len().min(len as usize);
-        if !write_bytes(&mut caller, ptr, &answer.as_bytes()[..n]) {
-            return Err(wasmtime::Error::msg("guest pointer out of bounds"));
-        }
-        Ok(())
+        copy_out(&mut caller, &answer, ptr, len)
     })?;
 
     l.func_wrap("codemode", "output", |mut caller: Caller<'_, HostState>, kind: i32, ptr: u32, len: u32| {
@@ -408,11 +413,7 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
 
     l.func_wrap("codemode", "refusal", |mut caller: Caller<'_, HostState>, ptr: u32, len: u32| {
         let msg = std::mem::take(&mut caller.data_mut().refusal);
-        let n = msg.len().min(len as usize);
-        if !write_bytes(&mut caller, ptr, &msg.as_bytes()[..n]) {
-            return Err(wasmtime::Error::msg("guest pointer out of bounds"));
-        }
-        Ok(())
+        copy_out(&mut caller, &msg, ptr, len)
     })?;
 
     const WASI: &str = "wasi_snapshot_preview1";
