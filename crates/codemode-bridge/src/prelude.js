@@ -18,12 +18,15 @@
   const MAX_API_PATH_CHARS = 256;
 
   const hostCall = global.__codemode_host_call;
+  // A host call whose request is a prefix, a plain-data value's native JSON text and a suffix.
+  const hostCallWith = global.__codemode_host_call_with;
   const emitOutput = global.__codemode_output;
   const setResultEncoder = global.__codemode_set_result_encoder;
   // The sandbox's native encoder for plain data (see `encode`).
   const plainEncode = global.__codemode_encode;
   if (
     typeof hostCall !== "function" ||
+    typeof hostCallWith !== "function" ||
     typeof emitOutput !== "function" ||
     typeof setResultEncoder !== "function" ||
     typeof plainEncode !== "function"
@@ -83,6 +86,7 @@
       : undefined;
 
   delete global.__codemode_host_call;
+  delete global.__codemode_host_call_with;
   delete global.__codemode_output;
   delete global.__codemode_set_result_encoder;
   delete global.__codemode_encode;
@@ -554,15 +558,27 @@
     return quote(value);
   }
 
-  // The hot path (every tool call): no closure, the request text in four concatenations, and the
-  // error text (`what` + `name`) built only when the input or the id is refused. `head` is
-  // CALL_HEAD or CALL_VALUE_HEAD; `idText` the quoted id when the caller has it, else undefined.
+  // The hot path (every tool call): no closure, and the error text (`what` + `name`) built only
+  // when the input or the id is refused. A string id with plain-data input (the common case) goes
+  // to the host in one native step, the request built there; anything else is encoded here. `head`
+  // is CALL_HEAD or CALL_VALUE_HEAD; `idText` the quoted id when the caller has it, else undefined.
   function callTool(head, id, idText, input, what, name) {
+    let plain = true;
+    if (input !== undefined && typeof id === "string") {
+      try {
+        if (idText === undefined) idText = quoteKey(id);
+        const started = hostCallWith(head + idText + ',"input":', input, "}", objectPrototype);
+        if (started !== undefined) return started;
+        plain = false;
+      } catch (e) {
+        return rejected(e);
+      }
+    }
     let payload;
     try {
       let text;
       if (input !== undefined) {
-        text = plainEncode(input, objectPrototype);
+        text = plain ? plainEncode(input, objectPrototype) : undefined;
         if (text === undefined) text = walkArgument(input, what + name);
       }
       if (idText === undefined) idText = typeof id === "string" ? quoteKey(id) : requireString(id, what + name + ": id");

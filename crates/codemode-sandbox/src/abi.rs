@@ -18,6 +18,11 @@ pub mod globals {
     /// settles when the host delivers (resolve with JSON, or reject with a plain `Error` with
     /// `message` and optional `code`). Throws a plain `Error` if the policy refuses the call.
     pub const HOST_CALL: &str = "__codemode_host_call";
+    /// `__codemode_host_call_with(prefix: string, value, suffix: string, objectPrototype):
+    /// Promise<any> | undefined` — [`HOST_CALL`] with the payload `prefix` + the [`ENCODE`] text of
+    /// `value` + `suffix`, built by the guest in one buffer; undefined (no call started) when
+    /// [`ENCODE`] would give undefined.
+    pub const HOST_CALL_WITH: &str = "__codemode_host_call_with";
     /// `__codemode_output(kind: "text" | "json", payload: string): undefined` — synchronous
     /// output. Throws a plain `Error` if the policy refuses it.
     pub const OUTPUT: &str = "__codemode_output";
@@ -34,7 +39,7 @@ pub mod globals {
     /// undefined can encode the value its own way with nothing observable having happened.
     pub const ENCODE: &str = "__codemode_encode";
     /// Every private global.
-    pub const ALL: &[&str] = &[HOST_CALL, OUTPUT, SET_RESULT_ENCODER, ENCODE];
+    pub const ALL: &[&str] = &[HOST_CALL, HOST_CALL_WITH, OUTPUT, SET_RESULT_ENCODER, ENCODE];
 }
 
 pub use crate::abi_names::IMPORT_ALLOWLIST;

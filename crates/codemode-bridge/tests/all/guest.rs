@@ -168,7 +168,7 @@ fn globals_are_defined_locked_and_private_imports_are_gone() {
         }
         tools = 1; MCP = 2;
         out.afterAssign = [typeof tools, typeof MCP, delete globalThis.tools];
-        out.private = [typeof __codemode_host_call, typeof __codemode_output, typeof __codemode_boot, typeof __codemode_encode];
+        out.private = [typeof __codemode_host_call, typeof __codemode_output, typeof __codemode_boot, typeof __codemode_encode, typeof __codemode_host_call_with];
         out.frozen = [Object.isFrozen(tools), Object.isFrozen(MCP), Object.isFrozen(API), Object.isFrozen(Issues)];
         return out;
         "#,
@@ -182,7 +182,7 @@ fn globals_are_defined_locked_and_private_imports_are_gone() {
             "yield_control": ["function", false, false],
             "Issues": ["object", false, false],
             "afterAssign": ["object", "object", false],
-            "private": ["undefined", "undefined", "undefined", "undefined"],
+            "private": ["undefined", "undefined", "undefined", "undefined", "undefined"],
             "frozen": [true, true, true, true]
         })
     );

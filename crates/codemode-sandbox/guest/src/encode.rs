@@ -293,25 +293,32 @@ impl Fast {
     }
 }
 
-/// `__codemode_encode(value, objectPrototype)`: see [`Fast`].
-pub(crate) fn js_encode<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<Value<'js>> {
-    let (Some(value), Some(proto)) = (args.0.first(), args.0.get(1).and_then(|p| p.as_object())) else {
-        return Ok(Value::new_undefined(ctx));
-    };
-    let raw = ctx.as_raw().as_ptr();
+/// Appends the restricted JSON text of `value` (see [`Fast`]) to `out`; `false` (with `out` in
+/// an unspecified state) when the value is not plain data, or `proto` is not an object.
+pub(crate) fn encode_into<'js>(ctx: &Ctx<'js>, value: &Value<'js>, proto: &Value<'js>, out: &mut Vec<u8>) -> bool {
+    let Some(proto) = proto.as_object() else { return false };
     let mut fast = Fast {
-        ctx: raw,
-        out: Vec::new(),
+        ctx: ctx.as_raw().as_ptr(),
+        out: std::mem::take(out),
         nodes: 0,
         object_proto: proto.as_raw(),
         object_class: unsafe { qjs::JS_GetClassID(proto.as_raw()) }, // SAFETY: a live object.
     };
-    match fast.value(value.as_raw(), 0) {
-        Ok(true) => {
-            // SAFETY: a live context; the text is UTF-8 (escaped WTF-8 with surrogates replaced).
-            let s = unsafe { qjs::JS_NewStringLen(raw, fast.out.as_ptr() as *const _, fast.out.len() as _) };
-            Ok(unsafe { Value::from_raw(ctx, s) }) // SAFETY: the new string's reference is ours.
-        }
-        Ok(false) | Err(Bail) => Ok(Value::new_undefined(ctx)),
+    let done = matches!(fast.value(value.as_raw(), 0), Ok(true));
+    *out = fast.out;
+    done
+}
+
+/// `__codemode_encode(value, objectPrototype)`: see [`Fast`].
+pub(crate) fn js_encode<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<Value<'js>> {
+    let (Some(value), Some(proto)) = (args.0.first(), args.0.get(1)) else {
+        return Ok(Value::new_undefined(ctx));
+    };
+    let mut out = Vec::new();
+    if !encode_into(&ctx, value, proto, &mut out) {
+        return Ok(Value::new_undefined(ctx));
     }
+    // SAFETY: a live context; the text is UTF-8 (escaped WTF-8 with surrogates replaced).
+    let s = unsafe { qjs::JS_NewStringLen(ctx.as_raw().as_ptr(), out.as_ptr() as *const _, out.len() as _) };
+    Ok(unsafe { Value::from_raw(ctx, s) }) // SAFETY: the new string's reference is ours.
 }

@@ -6,6 +6,9 @@
 //!
 //! Private globals installed on `globalThis` (the bridge prelude captures and deletes them):
 //! - `__codemode_host_call(payload: string): Promise<any>`
+//! - `__codemode_host_call_with(prefix: string, value, suffix: string, objectPrototype): Promise<any>
+//!   | undefined` — the host call of `prefix` + the `__codemode_encode` text of `value` + `suffix`,
+//!   or undefined (no call) when the value is not plain data
 //! - `__codemode_output(kind: "text" | "json", payload: string): undefined`
 //! - `__codemode_set_result_encoder(encode: (value) => string): undefined` — from then on a cell's
 //!   resolved value is reported as `JSON.stringify(encode(value))`, called from here when the cell's
@@ -223,7 +226,33 @@ fn js_host_call<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<
     let Some(payload) = args.0.first().and_then(|v| v.as_string()) else {
         return Err(Exception::throw_type(&ctx, "__codemode_host_call expects a string payload"));
     };
-    let payload = payload.to_string()?;
+    start_host_call(&ctx, payload.to_string()?.as_bytes())
+}
+
+/// `__codemode_host_call_with(prefix, value, suffix, objectPrototype)`: the host call whose
+/// payload is `prefix` + the restricted JSON text of `value` + `suffix` (as `__codemode_encode`
+/// would encode it), built here in one buffer; undefined (and nothing started) when the value is
+/// not plain data.
+fn js_host_call_with<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> rquickjs::Result<Value<'js>> {
+    let strings = (args.0.first().and_then(|v| v.as_string()), args.0.get(2).and_then(|v| v.as_string()));
+    let (Some(prefix), Some(suffix), Some(value), Some(proto)) = (strings.0, strings.1, args.0.get(1), args.0.get(3))
+    else {
+        return Err(Exception::throw_type(&ctx, "__codemode_host_call_with expects (string, value, string, object)"));
+    };
+    let (prefix, suffix) = (prefix.to_string()?, suffix.to_string()?);
+    let mut payload = Vec::with_capacity(prefix.len() + suffix.len() + 64);
+    payload.extend_from_slice(prefix.as_bytes());
+    if !encode::encode_into(&ctx, value, proto, &mut payload) {
+        return Ok(Value::new_undefined(ctx));
+    }
+    payload.extend_from_slice(suffix.as_bytes());
+    Ok(start_host_call(&ctx, &payload)?.into_value())
+}
+
+/// Starts the host call of `payload` (UTF-8): its promise, settled at once when the host answers
+/// it at once, else when the host delivers.
+fn start_host_call<'js>(ctx: &Ctx<'js>, payload: &[u8]) -> rquickjs::Result<Promise<'js>> {
+    let ctx = ctx.clone();
     // The promise exists before the host records the call, so every recorded id can settle.
     let (promise, resolve, reject) = Promise::new(&ctx)?;
     let r = unsafe { host_call(payload.as_ptr(), payload.len()) }; // SAFETY: the host only reads `len` bytes.
@@ -297,6 +326,8 @@ fn install_globals(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     define(ctx, &g, "__codemode_encode", encode.into_value());
     let host = Function::new(ctx.clone(), js_host_call)?.with_name("__codemode_host_call")?;
     define(ctx, &g, "__codemode_host_call", host.into_value());
+    let host_with = Function::new(ctx.clone(), js_host_call_with)?.with_name("__codemode_host_call_with")?;
+    define(ctx, &g, "__codemode_host_call_with", host_with.into_value());
     let out = Function::new(ctx.clone(), js_output)?.with_name("__codemode_output")?;
     define(ctx, &g, "__codemode_output", out.into_value());
     let encoder = Function::new(ctx.clone(), js_set_result_encoder)?.with_name("__codemode_set_result_encoder")?;

@@ -165,3 +165,28 @@ fn removing_the_answerer_gives_it_back_and_calls_are_pending_again() {
     ));
     assert_eq!(vm.take_host_calls().len(), 1);
 }
+
+/// `__codemode_host_call_with`: the payload is the prefix, the plain value's JSON text and the
+/// suffix, built by the guest; a value that is not plain data starts no call (undefined).
+#[test]
+fn a_host_call_with_a_plain_value_builds_its_payload_in_the_guest() {
+    let _g = serial();
+    let prelude = "globalThis.callWith = __codemode_host_call_with; globalThis.proto = Object.prototype;";
+    let sb = Sandbox::new(det_config(), prelude).unwrap();
+    let mut vm = sb.start().unwrap();
+    let cell = "const b = callWith('x', new Date(0), 'y', proto);\n\
+                class K {}; const c = callWith('x', new K(), 'y', proto);\n\
+                const a = await callWith('{\"op\":\"echo\",\"args\":', { n: [1, 'two', null], s: 'é\\u2028' }, '}', proto);\n\
+                return [a, b === undefined, c === undefined];";
+    assert!(matches!(vm.eval_cell(cell, "user.js", soon()).unwrap(), Step::Pending { pending_calls: 1 }));
+    let calls = vm.take_host_calls();
+    assert_eq!(calls.len(), 1, "only the plain value started a call");
+    assert_eq!(calls[0].payload, "{\"op\":\"echo\",\"args\":{\"n\":[1,\"two\",null],\"s\":\"é\u{2028}\"}}");
+    let step = vm.deliver_and_run([(calls[0].id, Delivery::Resolve("1".into()))], soon()).unwrap();
+    assert_eq!(step, completed("[1,true,true]"));
+    // Answered at once like any host call.
+    let mut vm = sb.start().unwrap();
+    vm.set_answerer(Some(Box::new(Answerer::default())));
+    let cell = "return (await callWith('{\"op\":\"add\",\"args\":', { a: 2, b: 5 }, '}', proto)).sum;";
+    assert_eq!(vm.eval_cell(cell, "user.js", soon()).unwrap(), completed("7"));
+}

@@ -151,7 +151,7 @@ hostile! {
     "# => Expect::Completes("[3,[\"tool failed\",\"E_TOOL\",true]]");
     no_host_objects_reachable: sandbox(), r#"
         const names = ["require", "module", "process", "std", "os", "exports", "Deno", "Bun", "fetch", "XMLHttpRequest",
-                       "__codemode_host_call", "__codemode_output", "__codemode_set_result_encoder", "__codemode_encode", "scriptArgs", "print", "console", "setTimeout"];
+                       "__codemode_host_call", "__codemode_host_call_with", "__codemode_output", "__codemode_set_result_encoder", "__codemode_encode", "scriptArgs", "print", "console", "setTimeout"];
         return names.filter(n => n in globalThis);
     "# => Expect::Completes("[]");
     dynamic_import_rejects: sandbox(),

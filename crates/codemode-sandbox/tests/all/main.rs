@@ -21,6 +21,7 @@ pub const PRELUDE: &str = r#"
   const hostCall = globalThis.__codemode_host_call;
   const output = globalThis.__codemode_output;
   delete globalThis.__codemode_host_call;
+  delete globalThis.__codemode_host_call_with;
   delete globalThis.__codemode_output;
   delete globalThis.__codemode_set_result_encoder;
   delete globalThis.__codemode_encode;
