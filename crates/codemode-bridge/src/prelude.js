@@ -552,6 +552,7 @@
   // The start of a tool call's request, up to its id.
   const CALL_HEAD = '{"v":' + PROTOCOL + ',"op":"call","id":';
   const CALL_VALUE_HEAD = '{"v":' + PROTOCOL + ',"op":"callValue","id":';
+  const INPUT_KEY = ',"input":';
 
   function requireString(value, what) {
     if (typeof value !== "string") throw typeError(what + " must be a string");
@@ -561,13 +562,14 @@
   // The hot path (every tool call): no closure, and the error text (`what` + `name`) built only
   // when the input or the id is refused. A string id with plain-data input (the common case) goes
   // to the host in one native step, the request built there; anything else is encoded here. `head`
-  // is CALL_HEAD or CALL_VALUE_HEAD; `idText` the quoted id when the caller has it, else undefined.
-  function callTool(head, id, idText, input, what, name) {
+  // is CALL_HEAD or CALL_VALUE_HEAD; `idText` the quoted id when the caller has it, else undefined;
+  // `prefix` the request up to its input (head, id and the input's key) when the caller has it.
+  function callTool(head, id, idText, input, what, name, prefix) {
     let plain = true;
     if (input !== undefined && typeof id === "string") {
       try {
-        if (idText === undefined) idText = quoteKey(id);
-        const started = hostCallWith(head + idText + ',"input":', input, "}", objectPrototype);
+        if (prefix === undefined) prefix = head + (idText === undefined ? quoteKey(id) : idText) + INPUT_KEY;
+        const started = hostCallWith(prefix, input, "}", objectPrototype);
         if (started !== undefined) return started;
         plain = false;
       } catch (e) {
@@ -931,9 +933,13 @@
       const name = convenience[i][0];
       const id = convenience[i][1];
       let idText; // quoted on the first call (a run may define many and call few)
+      let prefix;
       lock(tools, name, function (input) {
-        if (idText === undefined) idText = quote(id);
-        return callTool(CALL_VALUE_HEAD, id, idText, input, "tools.", name);
+        if (idText === undefined) {
+          idText = quote(id);
+          prefix = CALL_VALUE_HEAD + idText + INPUT_KEY;
+        }
+        return callTool(CALL_VALUE_HEAD, id, idText, input, "tools.", name, prefix);
       });
     }
     return objectFreeze(tools);
@@ -1090,11 +1096,15 @@
         const fn = function (input) {
           let payload;
           try {
-            const text = objectInput(input, what);
             if (head === undefined) {
-              head = '{"v":' + PROTOCOL + ',"op":"mcp","server":' + quote(server) + ',"tool":' + quote(tool) + ',"input":';
+              head = '{"v":' + PROTOCOL + ',"op":"mcp","server":' + quote(server) + ',"tool":' + quote(tool) + INPUT_KEY;
             }
-            payload = head + text + "}";
+            // A plain object goes to the host in one native step (see `callTool`).
+            if (typeof input === "object" && input !== null && !isArray(input)) {
+              const started = hostCallWith(head, input, "}", objectPrototype);
+              if (started !== undefined) return started;
+            }
+            payload = head + objectInput(input, what) + "}";
           } catch (e) {
             return rejected(e);
           }
