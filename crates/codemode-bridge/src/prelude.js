@@ -554,6 +554,23 @@
   const CALL_VALUE_HEAD = '{"v":' + PROTOCOL + ',"op":"callValue","id":';
   const INPUT_KEY = ',"input":';
 
+  // A tool call's request up to its input, by id, for `tools.call` / `tools.callValue` (ids
+  // repeat across calls). Prototype-less and bounded, like the quoted-key cache.
+  const callPrefixes = objectCreate(null);
+  const callValuePrefixes = objectCreate(null);
+  let prefixCount = 0;
+  function requestPrefix(head, id, idText) {
+    const cache = head === CALL_HEAD ? callPrefixes : callValuePrefixes;
+    const cached = cache[id];
+    if (cached !== undefined) return cached;
+    const prefix = head + (idText === undefined ? quoteKey(id) : idText) + INPUT_KEY;
+    if (prefixCount < 4096 && id.length <= 256) {
+      cache[id] = prefix;
+      prefixCount++;
+    }
+    return prefix;
+  }
+
   function requireString(value, what) {
     if (typeof value !== "string") throw typeError(what + " must be a string");
     return quote(value);
@@ -568,7 +585,7 @@
     let plain = true;
     if (input !== undefined && typeof id === "string") {
       try {
-        if (prefix === undefined) prefix = head + (idText === undefined ? quoteKey(id) : idText) + INPUT_KEY;
+        if (prefix === undefined) prefix = requestPrefix(head, id, idText);
         const started = hostCallWith(prefix, input, "}", objectPrototype);
         if (started !== undefined) return started;
         plain = false;
