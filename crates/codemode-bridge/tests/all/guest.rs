@@ -1042,3 +1042,33 @@ fn native_plain_encoding_matches_the_walk() {
     );
     assert_eq!(v["reads"], 2, "the getter and the proxy trap ran once each");
 }
+
+/// The request prefixes `tools.call` / `tools.callValue` keep per id are bounded (4,096): ids past
+/// the bound, odd ids (`__proto__`, quotes, lone surrogates, long ones) and repeats all build the
+/// right request, with plain input (one native step) and with input only the walk encodes.
+#[test]
+fn tool_call_request_prefixes_are_right_past_their_bound() {
+    let v = value(
+        r#"
+        let wrong = 0;
+        for (let i = 0; i < 4200; i++) {
+          const id = "t" + i;
+          const r = await tools.callValue(id, { i });
+          if (r.id !== id || r.input.i !== i) wrong++;
+        }
+        const odd = ["__proto__", "constructor", 'q"u\\o', "é\ud800", "x".repeat(300), "t5", "t4199"];
+        const got = [];
+        for (const id of odd) {
+          got.push((await tools.callValue(id, { n: 1 })).id === id.toWellFormed());
+          got.push((await tools.callValue(id, { d: new Date(0) })).input.d);
+          got.push((await tools.call(id, { n: 2 })).result.details.n);
+        }
+        return [wrong, got];
+        "#,
+    );
+    let mut expected = Vec::new();
+    for _ in 0..7 {
+        expected.extend([json!(true), json!("1970-01-01T00:00:00.000Z"), json!(2)]);
+    }
+    assert_eq!(v, json!([0, expected]));
+}
