@@ -559,11 +559,11 @@
   const callPrefixes = objectCreate(null);
   const callValuePrefixes = objectCreate(null);
   let prefixCount = 0;
-  function requestPrefix(head, id, idText) {
+  function requestPrefix(head, id) {
     const cache = head === CALL_HEAD ? callPrefixes : callValuePrefixes;
     const cached = cache[id];
     if (cached !== undefined) return cached;
-    const prefix = head + (idText === undefined ? quoteKey(id) : idText) + INPUT_KEY;
+    const prefix = head + quoteKey(id) + INPUT_KEY;
     if (prefixCount < 4096 && id.length <= 256) {
       cache[id] = prefix;
       prefixCount++;
@@ -585,7 +585,8 @@
     let plain = true;
     if (input !== undefined && typeof id === "string") {
       try {
-        if (prefix === undefined) prefix = requestPrefix(head, id, idText);
+        // A caller with the quoted id passes its prefix too.
+        if (prefix === undefined) prefix = requestPrefix(head, id);
         const started = hostCallWith(prefix, input, "}", objectPrototype);
         if (started !== undefined) return started;
         plain = false;

@@ -458,17 +458,13 @@ fn run_step(vm: &mut Vm, command: Command, deadline: Instant) -> Answer {
         },
         Command::Deliver(deliveries) => deliver(vm, deliveries, deadline),
     };
-    if responder(vm).is_none() {
-        let calls = if step.is_ok() { vm.take_host_calls() } else { Vec::new() };
-        return Answer::Step(StepAnswer { step, calls: calls.into_iter().map(Outcome::Call).collect() });
-    }
     loop {
         if step.is_err() {
             return Answer::Step(StepAnswer { step, calls: Vec::new() });
         }
         let left = vm.take_host_calls();
         let Some(responder) = responder(vm) else {
-            return Answer::Step(StepAnswer { step, calls: Vec::new() });
+            return Answer::Step(StepAnswer { step, calls: left.into_iter().map(Outcome::Call).collect() });
         };
         let mut calls = responder.take_kept();
         calls.extend(left.into_iter().map(|call| responder.respond(call)));
@@ -549,13 +545,15 @@ mod spares {
         .as_ref()
     }
 
+    /// The spares of `sandbox` in `pool`.
+    fn spares_of(pool: &[(Sandbox, Vm)], sandbox: &Sandbox) -> usize {
+        pool.iter().filter(|(s, _)| s.is_same(sandbox)).count()
+    }
+
     /// Makes sure `sandbox` has a spare: `recycled` (a finished VM of it, reset in place) if
     /// given, else one started anew.
     fn refill(sandbox: &Sandbox, recycled: Option<Vm>) {
-        let have = {
-            let pool = pool().lock().unwrap_or_else(|p| p.into_inner());
-            pool.iter().filter(|(s, _)| s.is_same(sandbox)).count()
-        };
+        let have = spares_of(&pool().lock().unwrap_or_else(|p| p.into_inner()), sandbox);
         if have >= PER_SANDBOX {
             return;
         }
@@ -635,8 +633,7 @@ mod spares {
         }
         let Some(vm) = sandbox.recycle(vm) else { return send(sandbox, None) };
         let mut pool = pool().lock().unwrap_or_else(|p| p.into_inner());
-        let have = pool.iter().filter(|(s, _)| s.is_same(sandbox)).count();
-        if have < PER_SANDBOX && pool.len() < MAX_SPARES {
+        if spares_of(&pool, sandbox) < PER_SANDBOX && pool.len() < MAX_SPARES {
             pool.push((sandbox.clone(), vm));
         } else {
             // No room: the background thread keeps or drops it.
