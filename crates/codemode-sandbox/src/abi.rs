@@ -210,13 +210,20 @@ pub(crate) struct Ledger {
     pub captured_at_ns: u64,
 }
 
-/// Nanoseconds since an arbitrary point early in this process (host-side only: capture times are
-/// comparable within one process; a snapshot moved to another process is rebased there with
-/// [`crate::Snapshot::recaptured`]).
+/// Nanoseconds on a clock of this process (host-side only: capture times are comparable within
+/// one process; a snapshot moved to another process is rebased there with
+/// [`crate::Snapshot::recaptured`]). It reads [`PROCESS_CLOCK_START_NS`] when first read, so a
+/// capture rebased to long before this process started (a run suspended elsewhere for hours) is
+/// still a time on it, not clamped to its first tick.
 pub(crate) fn process_clock_ns() -> u64 {
     static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
+    let elapsed = u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX);
+    elapsed.saturating_add(PROCESS_CLOCK_START_NS)
 }
+
+/// What [`process_clock_ns`] reads when first read: 2^62 ns, about 146 years, so any suspension
+/// a snapshot can carry fits below it, and about 438 years of this process's life above it.
+pub(crate) const PROCESS_CLOCK_START_NS: u64 = 1 << 62;
 
 /// Memory cap that remembers whether it refused growth (to classify the trap that follows).
 pub(crate) struct Limiter {

@@ -106,7 +106,8 @@ impl Snapshot {
         }
         let now = crate::abi::process_clock_ns();
         let ago = u64::try_from(ago.as_nanos()).unwrap_or(u64::MAX);
-        // 0 means "not started": a capture before this process's clock epoch reads as its first tick.
+        // 0 means "not started": a capture before the process clock's start (about 146 years
+        // before this process started, see `process_clock_ns`) reads as its first tick.
         let at = now.saturating_sub(ago).max(1);
         let mut bytes = self.bytes.clone();
         let body_len = bytes.len().saturating_sub(8);

@@ -220,6 +220,10 @@ fn extended_sandboxes_share_an_identity_and_snapshots_move_between_them() {
         .recaptured(std::time::Duration::from_millis(300))
         .unwrap();
     assert!(moved.captured_ago().unwrap() >= std::time::Duration::from_millis(300));
+    // Suspended for longer than this process has lived (a test process is young): still counted.
+    let month = std::time::Duration::from_secs(30 * 24 * 3600);
+    let old = snap.recaptured(month).unwrap();
+    assert!(old.captured_ago().unwrap() >= month, "{:?}", old.captured_ago());
     let mut vm = b.restore(&moved).unwrap();
     for call in vm.pending_host_calls() {
         vm.deliver(call.id, dispatch(&call.payload), soon()).unwrap();
