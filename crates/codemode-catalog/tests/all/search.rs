@@ -702,54 +702,11 @@ fn check_fresh_set(name: &str, set: &[Intent], min: usize, earlier: Vec<Vec<Inte
     }
 }
 
-/// The second fresh check set: its own intents (none of the main or first fresh set's texts), the
-/// same label rules.
-#[test]
-fn fresh2_intent_set_has_the_promised_shape() {
-    check_fresh_set("fresh2", &fresh2_intents(), 120, vec![intents(), fresh_intents()]);
-}
-
-/// The third fresh check set: its own intents (none of an earlier set's texts), the same label
-/// rules.
-#[test]
-fn fresh3_intent_set_has_the_promised_shape() {
-    check_fresh_set("fresh3", &fresh3_intents(), 130, vec![intents(), fresh_intents(), fresh2_intents()]);
-}
-
-/// The fourth fresh check set: its own intents (none of an earlier set's texts), the same label
-/// rules.
-#[test]
-fn fresh4_intent_set_has_the_promised_shape() {
-    let earlier = vec![intents(), fresh_intents(), fresh2_intents(), fresh3_intents()];
-    check_fresh_set("fresh4", &fresh4_intents(), 170, earlier);
-}
-
-/// The fifth fresh check set: its own intents (none of an earlier set's texts), the same label
-/// rules.
-#[test]
-fn fresh5_intent_set_has_the_promised_shape() {
-    let earlier = vec![intents(), fresh_intents(), fresh2_intents(), fresh3_intents(), fresh4_intents()];
-    check_fresh_set("fresh5", &fresh5_intents(), 190, earlier);
-}
-
-/// The sixth fresh check set: its own intents (none of an earlier set's texts), the same label
-/// rules.
-#[test]
-fn fresh6_intent_set_has_the_promised_shape() {
-    let earlier = vec![
-        intents(),
-        fresh_intents(),
-        fresh2_intents(),
-        fresh3_intents(),
-        fresh4_intents(),
-        fresh5_intents(),
-    ];
-    check_fresh_set("fresh6", &fresh6_intents(), 190, earlier);
-}
-
-#[test]
-fn fresh7_intent_set_has_the_promised_shape() {
-    let earlier = vec![
+/// The main set and the fresh sets in the order they were written; a fresh set's earlier sets are
+/// the ones before it.
+fn sets_in_order() -> Vec<Vec<Intent>> {
+    use crate::intents::{fresh7_intents, fresh8_intents};
+    vec![
         intents(),
         fresh_intents(),
         fresh2_intents(),
@@ -757,23 +714,32 @@ fn fresh7_intent_set_has_the_promised_shape() {
         fresh4_intents(),
         fresh5_intents(),
         fresh6_intents(),
-    ];
-    check_fresh_set("fresh7", &crate::intents::fresh7_intents(), 190, earlier);
+        fresh7_intents(),
+        fresh8_intents(),
+    ]
 }
 
+/// Each fresh check set (the second onward): its own intents (none of an earlier set's texts), the
+/// same label rules, at least its promised size.
 #[test]
-fn fresh8_intent_set_has_the_promised_shape() {
-    let earlier = vec![
-        intents(),
-        fresh_intents(),
-        fresh2_intents(),
-        fresh3_intents(),
-        fresh4_intents(),
-        fresh5_intents(),
-        fresh6_intents(),
-        crate::intents::fresh7_intents(),
+fn each_fresh_intent_set_has_the_promised_shape() {
+    let mut sets = sets_in_order();
+    // (name, position in `sets_in_order`, least size)
+    let fresh = [
+        ("fresh2", 2, 120),
+        ("fresh3", 3, 130),
+        ("fresh4", 4, 170),
+        ("fresh5", 5, 190),
+        ("fresh6", 6, 190),
+        ("fresh7", 7, 190),
+        ("fresh8", 8, 190),
     ];
-    check_fresh_set("fresh8", &crate::intents::fresh8_intents(), 190, earlier);
+    assert_eq!(fresh.len() + 2, sets.len(), "every fresh set past the first is checked");
+    for (name, at, min) in fresh.into_iter().rev() {
+        let set = sets.pop().expect("set");
+        assert_eq!(sets.len(), at, "{name}");
+        check_fresh_set(name, &set, min, sets.clone());
+    }
 }
 
 fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> crate::intents::Report {
