@@ -120,6 +120,32 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "weren",
     "won",
     "wouldn",
+    // Auxiliary and modal verbs and a few more function words. They say nothing about what a
+    // tool does, and a description that addresses the model in prose ("you did not have internet
+    // access") otherwise matched every question built with them: `what did the page request?`
+    // ranked a one-tool server's `fetch` first with all 16 public catalogs loaded.
+    "did",
+    "done",
+    "doing",
+    "been",
+    "being",
+    "were",
+    "has",
+    "have",
+    "had",
+    "having",
+    "will",
+    "would",
+    "should",
+    "could",
+    "might",
+    "must",
+    "shall",
+    "us",
+    "whom",
+    "although",
+    "though",
+    "because",
 ];
 
 /// Whether `word` is one of the [`STOP_WORDS`].

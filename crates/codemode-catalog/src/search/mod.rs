@@ -8,7 +8,8 @@
 //!
 //! - **Tokens.** Text is split on every character that is not an ASCII letter or digit (so
 //!   snake_case, kebab-case and dotted names split), and at camelCase boundaries (`createIssue`,
-//!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, a few English stop words are dropped,
+//!   `HTTPServer` -> `http`, `server`); tokens are lower-cased, English stop words (pronouns, determiners, prepositions,
+//!   auxiliary and modal verbs) are dropped,
 //!   and words are stemmed with the Snowball (Porter2) English stemmer (`issues` -> `issu`,
 //!   `creating` / `created` / `create` -> `creat`). Multi-word forms of one concept in the
 //!   [vocabulary] (`pull request` / `PR` / `merge request`; phrasal verbs: `get rid of` ->

@@ -837,7 +837,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.908,
+        all.all.top3_rate() >= 0.907,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -851,7 +851,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.942, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.948, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.908, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
@@ -872,15 +872,15 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         }
     };
     check("fresh", fresh_report, 0.937, 0.902, true);
-    check("fresh2", fresh2_report, 0.912, 0.802, true);
+    check("fresh2", fresh2_report, 0.905, 0.802, true);
     check("fresh2 distinct", fresh2_distinct_report, 0.891, 0.806, false);
-    check("fresh3", fresh3_report, 0.876, 0.800, true);
+    check("fresh3", fresh3_report, 0.864, 0.800, true);
     check("fresh3 distinct", fresh3_distinct_report, 0.850, 0.761, false);
     check("fresh4", fresh4_report, 0.832, 0.736, true);
     check("fresh5", fresh5_report, 0.770, 0.625, true);
-    check("fresh6", fresh6_report, 0.865, 0.765, true);
+    check("fresh6", fresh6_report, 0.870, 0.770, true);
     check("fresh7", fresh7_report, 0.775, 0.670, true);
-    check("fresh8", fresh8_report, 0.855, 0.790, true);
+    check("fresh8", fresh8_report, 0.860, 0.790, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
@@ -1212,4 +1212,25 @@ fn a_word_every_tool_of_a_server_uses_weighs_less_in_that_server() {
     let hits = catalog.search_hits("sync", 3);
     let at = hits.iter().position(|h| h.entry.id == "openclaw:calendar:refresh_calendar");
     assert!(at.is_some_and(|at| at <= 1), "{hits:#?}");
+}
+
+#[test]
+fn auxiliary_verbs_match_nothing() {
+    // The public `fetch` server's one tool addresses the model in prose built with auxiliaries
+    // ("you did not have internet access"); questions built with them are about other tools, and
+    // with all 16 public catalogs loaded that prose ranked `fetch` first.
+    let tools: Vec<ToolSpec> = crate::support::catalog_names()
+        .iter()
+        .flat_map(|c| crate::support::load(c, ToolOrigin::BundledPlugin, c))
+        .collect();
+    let catalog = Catalog::build(tools, &CatalogOptions::default());
+    for (query, wanted) in [
+        ("what did the page request from the server?", Some("network_requests")),
+        ("what errors did the page log?", None),
+        ("did the builds pass on pull 17", None),
+    ] {
+        let hits = catalog.search_hits(query, 3);
+        assert!(wanted.is_none_or(|w| hits[0].entry.name.contains(w)), "{query:?}: {hits:#?}");
+        assert!(hits.iter().all(|h| h.entry.name != "fetch"), "{query:?}: {hits:#?}");
+    }
 }
