@@ -104,7 +104,6 @@ pub fn fresh8_intents() -> Vec<Intent> {
 }
 
 /// The intents of `data/<file>`.
-
 fn load_intents(file: &str) -> Vec<Intent> {
     let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))
         .join("../../data")
