@@ -601,7 +601,7 @@ use codemode_catalog::search::{stem, vocabulary};
 
 use crate::intents::{
     Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, fresh4_intents,
-    fresh5_intents, fresh6_intents, intents, tool_keys,
+    fresh5_intents, fresh6_intents, fresh7_intents, fresh8_intents, intents, tool_keys,
 };
 
 fn content_terms(text: &str) -> HashSet<String> {
@@ -705,7 +705,6 @@ fn check_fresh_set(name: &str, set: &[Intent], min: usize, earlier: Vec<Vec<Inte
 /// The main set and the fresh sets in the order they were written; a fresh set's earlier sets are
 /// the ones before it.
 fn sets_in_order() -> Vec<Vec<Intent>> {
-    use crate::intents::{fresh7_intents, fresh8_intents};
     vec![
         intents(),
         fresh_intents(),
@@ -800,11 +799,11 @@ fn fresh6_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
 }
 
 fn fresh7_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&crate::intents::fresh7_intents(), setting, ranker, |_| true)
+    evaluate(&fresh7_intents(), setting, ranker, |_| true)
 }
 
 fn fresh8_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&crate::intents::fresh8_intents(), setting, ranker, |_| true)
+    evaluate(&fresh8_intents(), setting, ranker, |_| true)
 }
 
 /// The third fresh set without its near copies of the three earlier sets' intents (its texts
