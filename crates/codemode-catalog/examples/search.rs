@@ -31,8 +31,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         catalog.len(),
         catalog.quick_index(&QuickIndexOptions::default()).len()
     );
-    for (rank, entry) in catalog.search(&query, 5).iter().enumerate() {
-        println!("{}. {}  {}", rank + 1, entry.id, entry.description.lines().next().unwrap_or_default());
+    for (rank, hit) in catalog.search_hits(&query, 5).iter().enumerate() {
+        let summary = hit.entry.description.lines().next().unwrap_or_default();
+        println!("{}. {} ({:.3}; {})  {summary}", rank + 1, hit.entry.id, hit.score, hit.matched);
     }
     Ok(())
 }

@@ -500,9 +500,12 @@ fn parameter_texts(schema: &Value) -> (Vec<&str>, Vec<&str>) {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return (Vec::new(), Vec::new());
     };
-    let names = props.keys().map(String::as_str).take(64).collect();
+    // Paging controls (`page`, `perPage`, `cursor`) say nothing about what a tool does, and
+    // `page` would match a question about wiki pages in every paged list.
+    let props = || props.iter().filter(|(name, _)| !is_paging(name)).take(64);
+    let names = props().map(|(name, _)| name.as_str()).collect();
     let mut descriptions = Vec::new();
-    for p in props.values().take(64) {
+    for (_, p) in props() {
         descriptions.extend(p.get("description").and_then(Value::as_str));
         // Enumerated values say what a tool can do (`event: "APPROVE" | "COMMENT"`).
         let values = p.get("enum").or_else(|| p.get("items").and_then(|i| i.get("enum")));
@@ -511,6 +514,28 @@ fn parameter_texts(schema: &Value) -> (Vec<&str>, Vec<&str>) {
         );
     }
     (names, descriptions)
+}
+
+/// Whether a parameter name is a paging control: `page`, `perPage`, `page_size`, `pageToken`,
+/// `cursor`, `offset`, `startAt`, `maxResults`, `after`, `before`.
+fn is_paging(name: &str) -> bool {
+    let folded: String =
+        name.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect();
+    matches!(
+        folded.as_str(),
+        "page"
+            | "perpage"
+            | "pagesize"
+            | "pagetoken"
+            | "nextpagetoken"
+            | "pagenumber"
+            | "cursor"
+            | "offset"
+            | "startat"
+            | "maxresults"
+            | "after"
+            | "before"
+    )
 }
 
 /// At most 200 characters of a guest-supplied id, for error messages.

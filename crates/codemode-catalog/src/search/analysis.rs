@@ -334,16 +334,17 @@ pub(super) fn query_class(query: &str) -> Option<VerbClass> {
             && w.ends_with("ed")
             && lexicon.verb_terms.get(&stem(w)).is_some_and(|&c| c != VerbClass::Read)
     });
-    state.then_some(VerbClass::Read)
+    // A question with no action verb ("anything about Kubernetes in your memory?") reads.
+    (state || query.trim_end().ends_with('?')).then_some(VerbClass::Read)
 }
 
-/// The clauses after the first (the text after each `,`, `;`, `:` or ` - `), with their byte
-/// offsets in the query.
+/// The clauses after the first (the text after each `,`, `;`, `:`, ` - `, and each sentence's
+/// end: `.`, `?` or `!`), with their byte offsets in the query.
 fn later_clauses(query: &str) -> impl Iterator<Item = (usize, &str)> {
     query
         .char_indices()
         .filter(|&(i, c)| {
-            matches!(c, ',' | ';' | ':')
+            matches!(c, ',' | ';' | ':' | '.' | '?' | '!')
                 || c == '-' && query[..i].ends_with(' ') && query[i + 1..].starts_with(' ')
         })
         .map(move |(i, c)| (i + c.len_utf8(), &query[i + c.len_utf8()..]))

@@ -138,6 +138,12 @@ const ZONE_ABBREVIATIONS: &[&str] = &[
     "SGT", "UTC", "WEST", "WET",
 ];
 
+/// Currency codes (ISO 4217) of the most traded currencies, written in capitals (`hourly USD`).
+const CURRENCY_CODES: &[&str] = &[
+    "AUD", "BRL", "CAD", "CHF", "CNY", "EUR", "GBP", "HKD", "INR", "JPY", "KRW", "MXN", "NOK", "NZD", "SEK",
+    "SGD", "USD",
+];
+
 /// Words that make a question about the time: only with one of them (or a clock time or a zone)
 /// does a place name a time zone ("is it morning in Sydney" does, "a VM in Sydney" does not).
 const TIME_CUES: &[&str] = &[
@@ -500,6 +506,21 @@ fn for_each_entity<'a>(
         if ZONE_ABBREVIATIONS.contains(&chunk) || matches!(lower[i].as_str(), "utc" | "gmt") {
             push(chunk, "timezone", "");
             timed = true;
+            continue;
+        }
+        // `the prod subscription`: a deployment's short name qualifies what the ask is about
+        // (and `prod` is no prefix of `product`).
+        if matches!(lower[i].as_str(), "prod" | "preprod" | "stg" | "uat") {
+            push(chunk, "", "");
+            continue;
+        }
+        // `USD`, `$40`, `€12.50`: a price.
+        if CURRENCY_CODES.contains(&chunk)
+            || chunk
+                .strip_prefix(['$', '€', '£', '¥'])
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            push(chunk, "price", "");
             continue;
         }
         if pathlike && (chunk.contains('-') || chunk.contains('_')) {

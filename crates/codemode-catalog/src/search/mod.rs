@@ -21,7 +21,8 @@
 //! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
 //!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
 //!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
-//!   characters each). Per term, field frequencies are length-normalized (each
+//!   characters each; paging controls such as `page`, `perPage`, `cursor` or `offset` are left
+//!   out: they say nothing of what a tool does, and `page` would answer questions about wiki pages). Per term, field frequencies are length-normalized (each
 //!   field its own `b`), weighted, summed, saturated once (`k1 = 1.2`, BM25F) and multiplied by the
 //!   term's `idf` over the indexed entries. A term's document frequency counts the entries it
 //!   occurs in outside parameter text (all of them when it occurs only there): parameter names
@@ -53,12 +54,13 @@
 //!   search over that text, so no query pays a parse, and the index build does not touch it.
 //! - **Question words and named things.** What a question word asks for (vocabulary `ask` lines:
 //!   `who` -> user, member, collaborator, ...; `how many` -> count, total, usage; `when` -> date,
-//!   time) and what the query names by its form (`notes.txt` a file, and `cover.png` an image,
+//!   time; `who changed` -> history, audit, and so does `who` before the past of any write or
+//!   delete verb, "who restarted"; `what do you know` -> knowledge, memory) and what the query names by its form (`notes.txt` a file, and `cover.png` an image,
 //!   `talk.mp3` audio, `logs.tgz` an archive by the extension; `*.log` a pattern, `https://...` or
 //!   `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue,
 //!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository,
 //!   `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
-//!   zone, and in a question about the time, with a word such as `time`, `now` or `morning`, a
+//!   zone, `USD` or `$0.40` a price, and in a question about the time, with a word such as `time`, `now` or `morning`, a
 //!   place: `Sydney`, `New York`, `Japan`, from `places.txt`, zone cities of the IANA database,
 //!   countries, US states and big cities, but not one followed by a compass word, a cloud region
 //!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
@@ -78,7 +80,8 @@
 //!   The words of a named thing are names, not words of the ask:
 //!   `notes` of `notes.txt` or `general` of `#general` are not query words. Nor are names of
 //!   things: a hyphenated or snake_case chunk with a digit (`web-01`), a deployment word
-//!   (`kv-prod`) or a one-letter part (`feature-x`), a hyphenated chunk beside a word that says
+//!   (`kv-prod`; alone, `prod`, `preprod`, `stg`, `uat`: "the prod subscription", where `prod`
+//!   would otherwise be a prefix of `product`) or a one-letter part (`feature-x`), a hyphenated chunk beside a word that says
 //!   what it names (`vm`, `server`, `branch`, `rollout`, ...: `the new-checkout rollout`) unless
 //!   it is made of such words (`resource-group`), and the value of `key=value`. A query of named
 //!   things only ("3pm in New York is what in Berlin") searches what they are; one with nothing
@@ -139,7 +142,8 @@
 //! - **Action verbs.** The query's leading verb (a phrasal verb counts as the verb it folds into;
 //!   a question word reads; a query that opens with context, "the page is obsolete, throw it
 //!   away", takes the verb or question word that opens its first later clause after a `,`, `;`,
-//!   `:` or ` - `, where a split particle joins its verb too) and the first verb of the tool's name are classified read / write /
+//!   `:`, ` - ` or the end of a sentence (`.`, `?`, `!`: "Nightly backup finished. Put it in the
+//!   archive"), where a split particle joins its verb too) and the first verb of the tool's name are classified read / write /
 //!   delete; a leading word that is a verb only by its stem and ends in -s is a plural noun, not
 //!   a verb ("comments on a page" looks comments up). An opener that asks for an action ("how do
 //!   I", "how to", "can you", "could I", "is there a way to") gives the class of the verb after it
@@ -151,7 +155,8 @@
 //!   whatever verbs its resource words also are. The same class scores x1.15; a read question against a write or delete tool x0.6 (and
 //!   the other mismatches x0.7-0.8); a query with no leading verb is a lookup and weighs write and
 //!   delete tools x0.92; a verb-less query with a past participle of a write or delete verb after
-//!   its noun ("reviews submitted on a PR") is a read. In a read ask the query's match of a write
+//!   its noun ("reviews submitted on a PR") is a read, and so is one that ends with a question mark
+//!   ("anything noisy in the console?"). In a read ask the query's match of a write
 //!   or delete tool's own verb counts neither in its name, label and summary nor in its name coverage: the verbs of "who is
 //!   assigned" or "who can push" name a state, not the assign or push action.
 //! - **Never empty.** When fewer entries match than asked for, the rest are filled with the

@@ -108,6 +108,23 @@ impl SearchIndex {
             .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
             .map(|(form, terms)| (form.join(" "), terms.clone()))
             .collect();
+        // "who restarted", "who has deleted": the past of any action verb asks who did it, as
+        // the vocabulary's `who changed` does.
+        let verbs = &lexicon().verb_terms;
+        let acted = words.iter().enumerate().filter(|(_, w)| *w == "who").any(|(i, _)| {
+            let mut next = words[i + 1..].iter().skip_while(|w| matches!(w.as_str(), "has" | "had" | "just"));
+            next.next().is_some_and(|past| {
+                past.len() >= 5
+                    && past.ends_with("ed")
+                    && verbs.get(&stem(past)).is_some_and(|&c| c != VerbClass::Read)
+            })
+        });
+        if acted
+            && let Some((form, terms)) = asks.iter().find(|(form, _)| form == &["who", "changed"])
+            && !groups.iter().any(|(_, t)| t == terms)
+        {
+            groups.push((form.join(" "), terms.clone()));
+        }
         groups.extend(kinds.iter().map(|&w| (w.to_owned(), vec![stem(w)])));
         let mut best: HashMap<usize, f64> = HashMap::new();
         let mut asked: HashMap<usize, Vec<String>> = HashMap::new();

@@ -88,3 +88,83 @@ fn a_resource_first_name_takes_its_trailing_crud_verb() {
     assert_eq!(top(&forge, "show the deployment logs of my app"), "deploy_app_logs_get");
     assert_eq!(top(&forge, "make an app deployment"), "deploy_app_create");
 }
+
+fn owned(tools: &[(&str, &str, &str)]) -> Catalog {
+    Catalog::build(
+        tools
+            .iter()
+            .map(|&(owner, name, description)| {
+                ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
+            })
+            .collect::<Vec<_>>(),
+        &CatalogOptions::default(),
+    )
+}
+
+fn top_id(catalog: &Catalog, query: &str) -> String {
+    catalog.search(query, 1)[0].id.split(':').skip(1).collect::<Vec<_>>().join(":")
+}
+
+#[test]
+fn asking_the_assistant_what_it_knows_reaches_its_memory() {
+    // With the 16 public catalogs loaded: what "you" know or have stored is the memory server's
+    // knowledge, whatever the ask names (a launch, a vendor).
+    let catalog = crate::support::public_catalog();
+    for query in ["what do you know about the Hermes launch", "what do you know about our vendor Initech"] {
+        let hits = catalog.search_hits(query, 3);
+        assert!(hits.iter().any(|h| h.entry.id.contains(":memory:")), "{query:?}: {hits:#?}");
+    }
+    // Remembering something is writing it down.
+    let desk = owned(&[
+        ("memory", "search_nodes", "Search for nodes in the knowledge graph based on a query"),
+        ("memory", "create_entities", "Create new entities in the knowledge graph"),
+    ]);
+    assert_eq!(top_id(&desk, "remember that Bob manages Carol"), "memory:create_entities");
+}
+
+#[test]
+fn who_did_an_action_asks_for_the_history() {
+    let cloud = owned(&[
+        ("cloud", "get_vm", "Get a virtual machine and its state"),
+        ("cloud", "restart_vm", "Restart a virtual machine"),
+        ("cloud", "list_operations", "List the operations history of a resource"),
+    ]);
+    // The past of any action verb after `who` asks who did it, as `who changed` does in the
+    // vocabulary: the history, not the action or the thing.
+    for query in ["who restarted the payments box", "who has restarted the payments box"] {
+        let hits = cloud.search_hits(query, 3);
+        assert_eq!(hits[0].entry.name, "list_operations", "{query:?}: {hits:#?}");
+        assert!(hits[0].matched.contains("who changed"), "{hits:#?}");
+    }
+    // A read verb's past is no action taken on anything.
+    let hits = cloud.search_hits("who viewed the payments box", 3);
+    assert!(hits.iter().all(|h| !h.matched.contains("who changed")), "{hits:#?}");
+}
+
+#[test]
+fn a_question_without_a_verb_reads() {
+    let graph = owned(&[
+        ("memory", "create_entities", "Create entities in the knowledge graph"),
+        ("memory", "open_nodes", "Open nodes of the knowledge graph by their names"),
+    ]);
+    // The question mark makes the lookup a read: the write tool weighs less.
+    assert_eq!(top_id(&graph, "entities in the knowledge graph"), "memory:create_entities");
+    assert_eq!(top_id(&graph, "entities in the knowledge graph?"), "memory:open_nodes");
+}
+
+#[test]
+fn an_ask_after_a_sentence_of_context_takes_its_verb() {
+    let store = owned(&[
+        ("store", "list_backups", "List the nightly backups of a share"),
+        ("store", "delete_backup", "Delete a backup"),
+    ]);
+    // The first sentence is context; the verb that opens the next one is the ask, as after a
+    // comma or a semicolon.
+    for query in [
+        "The nightly backups of the share are in. Delete the oldest one",
+        "Nightly backups look fine! Delete the oldest one",
+        "nightly backups of the share: delete the oldest one",
+    ] {
+        assert_eq!(top_id(&store, query), "store:delete_backup", "{query:?}");
+    }
+}

@@ -403,3 +403,32 @@ fn the_host_source_names_core_and_plugin_ids() {
     assert_eq!(ids(&catalog)[0], "openclaw:core:message");
     assert!(catalog.diagnostics().contains(&CatalogDiagnostic::InvalidHostSource { name: "mcp".into() }));
 }
+
+#[test]
+fn paging_parameters_are_not_searched() {
+    let paged = json!({
+        "type": "object",
+        "properties": {
+            "query": { "type": "string", "description": "Search query" },
+            "page": { "type": "number", "description": "Page number for pagination" },
+            "perPage": { "type": "number", "description": "Results per page" },
+            "cursor": { "type": "string", "description": "Cursor of the next page" }
+        }
+    });
+    let catalog = build(vec![
+        ToolSpec::new("search_users", ToolOrigin::BundledPlugin, "forge")
+            .description("Search for users")
+            .parameters(paged),
+        ToolSpec::new("get_space", ToolOrigin::BundledPlugin, "wiki").description("Get a wiki space"),
+    ]);
+    // `page`, `perPage` and `cursor` page through results: a question about a wiki page is not
+    // about them.
+    let hits = catalog.search_hits("who looked at this page", 2);
+    let users = hits.iter().find(|h| h.entry.name == "search_users").expect("both tools");
+    assert!(!users.matched.contains("page"), "{hits:#?}");
+    assert_eq!(hits[0].entry.name, "get_space", "{hits:#?}");
+    // The other parameters still are.
+    let hits = catalog.search_hits("query", 1);
+    assert_eq!(hits[0].entry.name, "search_users", "{hits:#?}");
+    assert!(hits[0].matched.contains("params: query"), "{hits:#?}");
+}

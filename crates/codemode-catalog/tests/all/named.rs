@@ -187,3 +187,31 @@ fn addresses_ids_and_query_languages_name_what_they_are() {
         "cloud:postgres_database_query"
     );
 }
+
+#[test]
+fn a_currency_names_a_price() {
+    let shop = catalog(&[
+        ("cloud", "get_vm", "Get a virtual machine"),
+        ("cloud", "get_retail_prices", "Get the retail prices of SKUs: hourly and monthly rates"),
+        ("clock", "convert_time", "Convert a time between timezones"),
+    ]);
+    // `USD`, `EUR` (ISO codes in capitals) and `$0.40` say the ask is about a price.
+    assert_eq!(top(&shop, "Standard_E8s_v5 eastus2 hourly USD"), "cloud:get_retail_prices");
+    assert_eq!(top(&shop, "D8as_v5 westeurope hourly in EUR"), "cloud:get_retail_prices");
+    assert_eq!(top(&shop, "E8s v5 at most $0.40 an hour"), "cloud:get_retail_prices");
+    // A word that only looks like one is no price.
+    let hits = shop.search_hits("convert the hourly time usd", 3);
+    assert!(hits.iter().all(|h| !h.matched.contains("price")), "{hits:#?}");
+}
+
+#[test]
+fn a_deployment_short_name_is_no_word_of_the_ask() {
+    let market = catalog(&[
+        ("market", "list_products", "List the products of the marketplace for a subscription"),
+        ("access", "list_role_assignments", "List the role assignments of a subscription"),
+    ]);
+    // `prod` qualifies the subscription; it is no prefix of `product`.
+    let hits = market.search_hits("role assignments on the prod subscription", 2);
+    assert_eq!(hits[0].entry.name, "list_role_assignments", "{hits:#?}");
+    assert!(hits.iter().all(|h| !h.matched.contains("prod")), "{hits:#?}");
+}
