@@ -819,14 +819,14 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16) on the held-out split.
-/// Whole set 93.8% / 90.9%; held-out split 94.3% / 90.9% (both targets met). The fresh sets, one
-/// catalog / all 16: the first 93.7% / 90.2%, the second 91.2% / 80.3%, the third 87.6% / 80.0%,
-/// the fourth 83.2% / 73.6% (75.1% / 65.5% at its first measurement) and the fifth 77.0% / 62.5%
-/// (70.5% / 52.5% at its first), all tuning sources now; the sixth, never tuned on, 86.0% / 76.0%
-/// (85.5% / 72.0% at its first measurement) and the seventh, never tuned on, 75.5% / 65.0% (72.0%
-/// / 60.0% at its first). This test holds these levels so they cannot silently regress, and the
-/// engine must beat the word-overlap baseline. On failure it prints misses of the tuning split only.
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 94.6% /
+/// 91.7%, its held-out split 95.4% / 91.4%. The fresh sets, one catalog / all 16, each at its
+/// first measurement and now: the fourth 75.1% / 65.5% -> 84.3% / 75.1%, the fifth 70.5% / 52.5%
+/// -> 78.0% / 62.5%, the sixth 85.5% / 72.0% -> 88.5% / 78.5%, the seventh 72.0% / 60.0% -> 79.0% /
+/// 68.0%, the eighth 86.0% / 78.5% -> 87.5% / 82.0% (all tuning sources now); the ninth, never
+/// tuned on, 76.5% / 65.5% -> 76.5% / 67.0%. This test holds these levels so they cannot silently
+/// regress, and the engine must beat the word-overlap baseline. On failure it prints misses of the
+/// tuning split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -836,13 +836,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.937,
+        one.all.top3_rate() >= 0.946,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.907,
+        all.all.top3_rate() >= 0.917,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -856,8 +856,8 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.948, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.908, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.914, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
@@ -876,16 +876,17 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.937, 0.902, true);
+    check("fresh", fresh_report, 0.937, 0.916, true);
     check("fresh2", fresh2_report, 0.905, 0.802, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.891, 0.806, false);
-    check("fresh3", fresh3_report, 0.864, 0.800, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.850, 0.761, false);
-    check("fresh4", fresh4_report, 0.832, 0.736, true);
-    check("fresh5", fresh5_report, 0.770, 0.625, true);
-    check("fresh6", fresh6_report, 0.870, 0.770, true);
-    check("fresh7", fresh7_report, 0.775, 0.670, true);
-    check("fresh8", fresh8_report, 0.860, 0.790, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.924, 0.838, false);
+    check("fresh3", fresh3_report, 0.870, 0.805, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.869, 0.803, false);
+    check("fresh4", fresh4_report, 0.842, 0.751, true);
+    check("fresh5", fresh5_report, 0.780, 0.625, true);
+    check("fresh6", fresh6_report, 0.885, 0.785, true);
+    check("fresh7", fresh7_report, 0.790, 0.680, true);
+    check("fresh8", fresh8_report, 0.875, 0.820, true);
+    check("fresh9", fresh9_report, 0.765, 0.670, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
