@@ -69,7 +69,8 @@
 //!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; `CVE-2024-3094`
 //!   or `GHSA-4xqg-8q7f-2m3v` an advisory; a resource name that follows the cloud naming
 //!   conventions, `kv-shop-prod` a key vault, `rg-web` a resource group, `pg-analytics` a
-//!   PostgreSQL server; a cloud endpoint, `myregistry.azurecr.io` a registry, not a page; a filter
+//!   PostgreSQL server, `sss-corp` a storage sync service, `lt-perf` a load testing resource;
+//!   a cloud endpoint, `myregistry.azurecr.io` a registry, not a page; a filter
 //!   in a query language, `assignee = currentUser() AND status = Open` JQL, `space = DEV AND
 //!   title ~ x` CQL, `T | where ...` KQL, `select ... from` a query, and search qualifiers such
 //!   as `is:open label:bug` a search, whose field names are not words of the ask) add, per

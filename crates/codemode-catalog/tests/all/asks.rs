@@ -168,3 +168,15 @@ fn an_ask_after_a_sentence_of_context_takes_its_verb() {
         assert_eq!(top_id(&store, query), "store:delete_backup", "{query:?}");
     }
 }
+
+#[test]
+fn how_a_page_looks_asks_for_a_picture_of_it() {
+    let browser = owned(&[
+        ("browser", "take_screenshot", "Take a screenshot of the page"),
+        ("browser", "list_pages", "List the open pages"),
+        ("browser", "get_console_message", "Get a console message of the page"),
+    ]);
+    for query in ["grab how the login screen currently looks", "what does it look like right now"] {
+        assert_eq!(top_id(&browser, query), "browser:take_screenshot", "{query:?}");
+    }
+}

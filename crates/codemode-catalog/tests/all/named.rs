@@ -84,6 +84,10 @@ fn clock_times_zones_and_places_make_a_time_question() {
     assert!(top(&desk, "10:30 PST in CET").starts_with("clock:"));
     // A place names a zone in a question about the time only.
     assert!(top(&desk, "is it morning in Sydney right now").starts_with("clock:"));
+    // Zone cities by their link names too (`Atlantic/Reykjavik`, `Asia/Calcutta`).
+    for query in ["is it daylight in Reykjavik now", "local time in Calcutta", "is Baku awake at this hour"] {
+        assert!(top(&desk, query).starts_with("clock:"), "{query:?}");
+    }
     assert_eq!(top(&desk, "get the vm in Sydney"), "cloud:get_vm");
     let cloud_ask = desk.search_hits("get the vm in australia east", 1);
     assert_eq!(cloud_ask[0].entry.id, "openclaw:cloud:get_vm", "{cloud_ask:?}");
@@ -104,6 +108,16 @@ fn shorthands_are_read_as_what_they_stand_for() {
     assert_eq!(top(&desk, "ls src"), "files:list_directory");
     assert_eq!(top(&desk, "nuke vm web-01"), "cloud:delete_vm");
     assert_eq!(top(&desk, "rg's in my sub"), "cloud:list_resource_groups");
+    // Command-line tools are the tools they name; `vs` compares.
+    let tools = catalog(&[
+        ("cloud", "cli_generate", "Generate Azure CLI commands for a goal"),
+        ("cloud", "storage_account_create", "Create a storage account"),
+        ("vcs", "diff", "Compare two branches or commits"),
+        ("vcs", "create_branch", "Create a branch"),
+    ]);
+    assert_eq!(top(&tools, "what az command creates a storage account"), "cloud:cli_generate");
+    assert_eq!(top(&tools, "feature/login vs main"), "vcs:diff");
+    assert_eq!(top(&tools, "hotfix/2 versus main"), "vcs:diff");
 }
 
 fn cloud() -> Catalog {
@@ -145,6 +159,18 @@ fn a_cloud_resource_name_says_what_it_names() {
     // PostgreSQL server.
     assert_eq!(top(&cloud, "pull the api token out of kv-shop-prod"), "cloud:keyvault_secret_get");
     assert_eq!(top(&cloud, "get the work_mem parameter of pg-analytics"), "cloud:postgres_server_param_get");
+    let more = catalog(&[
+        ("cloud", "storagesync_service_get", "Get a storage sync service"),
+        ("cloud", "loadtesting_testresource_create", "Create a load testing resource"),
+        ("cloud", "managedlustre_fs_update", "Update an Azure Managed Lustre file system"),
+        ("cloud", "search_index_get", "Get the fields of an index of an Azure AI Search service"),
+        ("cloud", "group_list", "List the resource groups of a subscription"),
+    ]);
+    // Storage sync `sss-`, load testing `lt-`, Managed Lustre `amlfs-`, AI Search `srch-`.
+    assert_eq!(top(&more, "what is in sss-prod"), "cloud:storagesync_service_get");
+    assert_eq!(top(&more, "stand up lt-perf"), "cloud:loadtesting_testresource_create");
+    assert_eq!(top(&more, "change amlfs-01 to Sunday"), "cloud:managedlustre_fs_update");
+    assert_eq!(top(&more, "the products index on srch-prod"), "cloud:search_index_get");
     // A name that follows no convention is only a name.
     assert_eq!(top(&cloud, "what's in shop-prod-01"), top(&cloud, "what's in it"));
     // An endpoint's host name says what it is: a registry, not a page to fetch.
