@@ -98,9 +98,13 @@ const RESOURCE_PREFIXES: &[(&str, &str)] = &[
     ("rg", "group"),
     ("sb", "servicebus"),
     ("sbns", "servicebus"),
+    ("sf", "servicefabric"),
+    ("sfc", "servicefabric"),
+    ("sfmc", "servicefabric"),
     ("sigr", "signalr"),
     ("sql", "sql"),
     ("sqldb", "sql"),
+    ("sqlsrv", "sql"),
     ("srch", "search"),
     ("sss", "storagesync"),
     ("st", "storage"),
@@ -127,7 +131,7 @@ const ENV_WORDS: &[&str] = &[
 /// First parts of a branch name written with a slash (`hotfix/1.2`, `feature/login`).
 const BRANCH_PREFIXES: &[&str] = &[
     "bugfix", "chore", "dev", "develop", "feat", "feature", "fix", "hotfix", "main", "master", "origin",
-    "release", "topic", "upstream", "wip",
+    "refs", "release", "topic", "upstream", "wip",
 ];
 
 /// Word pairs written with a slash in prose (`read/write`, `CI/CD`): not an `owner/repo`.

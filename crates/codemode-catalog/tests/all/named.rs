@@ -58,6 +58,7 @@ fn paths_repositories_commits_and_branches_name_what_they_are() {
     assert_eq!(top(&guide, "fetch abc123"), "store:get_session");
     // `hotfix/1.2` is a branch.
     assert_eq!(top(&desk, "move me onto hotfix/1.2"), "vcs:checkout_branch");
+    assert_eq!(top(&desk, "move me onto refs/2024"), "vcs:checkout_branch");
     // `archive/2024` is a directory (one part is no word), and to make one is to create it.
     assert_eq!(top(&desk, "make a folder called archive/2024"), "files:create_directory");
     // `cover.png` is an image as well as a file.
@@ -108,6 +109,7 @@ fn shorthands_are_read_as_what_they_stand_for() {
     assert_eq!(top(&desk, "ls src"), "files:list_directory");
     assert_eq!(top(&desk, "nuke vm web-01"), "cloud:delete_vm");
     assert_eq!(top(&desk, "rg's in my sub"), "cloud:list_resource_groups");
+    assert_eq!(top(&desk, "all rgs"), "cloud:list_resource_groups");
     // Command-line tools are the tools they name; `vs` compares.
     let tools = catalog(&[
         ("cloud", "cli_generate", "Generate Azure CLI commands for a goal"),
@@ -164,8 +166,17 @@ fn a_cloud_resource_name_says_what_it_names() {
         ("cloud", "loadtesting_testresource_create", "Create a load testing resource"),
         ("cloud", "managedlustre_fs_update", "Update an Azure Managed Lustre file system"),
         ("cloud", "search_index_get", "Get the fields of an index of an Azure AI Search service"),
+        (
+            "cloud",
+            "servicefabric_managedcluster_nodetype_list",
+            "List the node types of a Service Fabric managed cluster",
+        ),
+        ("cloud", "sql_server_show", "Show a SQL server"),
         ("cloud", "group_list", "List the resource groups of a subscription"),
     ]);
+    // Service Fabric `sfmc-`, SQL server `sqlsrv-`.
+    assert_eq!(top(&more, "what is in sfmc-prod"), "cloud:servicefabric_managedcluster_nodetype_list");
+    assert_eq!(top(&more, "what is in sqlsrv-orders"), "cloud:sql_server_show");
     // Storage sync `sss-`, load testing `lt-`, Managed Lustre `amlfs-`, AI Search `srch-`.
     assert_eq!(top(&more, "what is in sss-prod"), "cloud:storagesync_service_get");
     assert_eq!(top(&more, "stand up lt-perf"), "cloud:loadtesting_testresource_create");

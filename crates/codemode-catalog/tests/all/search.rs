@@ -934,8 +934,8 @@ fn intent_report() {
         println!("{}", r.table(title));
         let tuning_source = |query: &str| match split.as_str() {
             "fresh" | "fresh2" | "fresh2-distinct" | "fresh3" | "fresh3-distinct" | "fresh4" | "fresh5"
-            | "fresh6" | "fresh7" | "fresh8" | "fresh9" => true,
-            "fresh10" | "holdout" => false,
+            | "fresh6" | "fresh7" | "fresh8" | "fresh9" | "fresh10" => true,
+            "fresh11" | "holdout" => false,
             _ => !crate::intents::is_holdout(query),
         };
         if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
