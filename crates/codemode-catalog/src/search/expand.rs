@@ -115,13 +115,19 @@ impl SearchIndex {
             // One edit on the stem, of five letters or more.
             let stemmed = (term != word && term.len() >= 5 && term.bytes().all(|b| b.is_ascii_lowercase()))
                 .then_some(term);
+            let english = wordnet::wordnet_relatives(term).next().is_some();
             for form in std::iter::once(word).chain(stemmed) {
                 let max = if form == word && word_len >= 8 { 2 } else { 1 };
                 let lo = form.len().saturating_sub(max);
                 let hi = (form.len() + max).min(self.words_by_len.len().saturating_sub(1));
                 let mask = letter_mask(form);
                 for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
-                    for (candidate, id, candidate_mask) in bucket {
+                    for (candidate, id, candidate_mask, part) in bucket {
+                        // A word of a folded phrase is the neighbour only of a word English does
+                        // not have (`consle`, not `black` for the `back` of `go back`).
+                        if *part && english {
+                            continue;
+                        }
                         // An edit changes at most two of the letters a word has: words that
                         // differ in more are too far, without computing the distance.
                         if (mask ^ candidate_mask).count_ones() as usize > 2 * max {

@@ -2,7 +2,7 @@
 //! trigram tables, verb classes, adjacent pairs and name terms (the group stages' part is in
 //! `groups`).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::analysis::{first_chars, split_summary, stem, tool_verb};
 use super::entities::shape_terms;
@@ -61,7 +61,7 @@ pub(crate) struct SearchIndex {
     /// The postings as counted, during the build only.
     raw: Vec<Vec<RawPosting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
-    pub(super) words_by_len: Vec<Vec<(String, u32, u64)>>,
+    pub(super) words_by_len: Vec<Vec<(String, u32, u64, bool)>>,
     /// Indexed raw words (for "is this query word indexed").
     pub(super) known_words: FxHashMap<String, u32>,
     /// Closed compounds by their tail: an indexed term that is an indexed word followed by at
@@ -118,6 +118,7 @@ impl SearchIndex {
         let mut totals = [0f64; FIELDS];
         let mut words = Words::default();
         let mut emitted: Vec<Emitted> = Vec::new();
+        let mut part_words: FxHashSet<(u32, u32)> = FxHashSet::default();
         for (doc, text) in docs.iter().enumerate() {
             let description = first_chars(text.description, MAX_DESCRIPTION_CHARS);
             let (summary, rest) = split_summary(description);
@@ -143,7 +144,29 @@ impl SearchIndex {
                 for field_text in field_texts {
                     let mut previous: Option<u32> = None;
                     words.tokenize(&mut index, field_text, &mut emitted);
-                    for &(id, word) in &emitted {
+                    for &(id, word, part) in &emitted {
+                        if part {
+                            // A word of a folded phrase: a typo neighbour of the phrase, no
+                            // occurrence of its own.
+                            if let Some(w) = word
+                                && part_words.insert((w, id))
+                            {
+                                let word = words.word(w);
+                                if word.bytes().all(|b| b.is_ascii_lowercase()) {
+                                    let n = word.len();
+                                    if index.words_by_len.len() <= n {
+                                        index.words_by_len.resize(n + 1, Vec::new());
+                                    }
+                                    index.words_by_len[n].push((
+                                        word.to_owned(),
+                                        id,
+                                        letter_mask(word),
+                                        true,
+                                    ));
+                                }
+                            }
+                            continue;
+                        }
                         if matches!(f, 0 | 1 | 3) {
                             if let Some(prev) = previous {
                                 let docs = index.pairs.entry((prev, id)).or_default();
@@ -162,7 +185,7 @@ impl SearchIndex {
                                 index.words_by_len.resize(n + 1, Vec::new());
                             }
                             let mask = letter_mask(word);
-                            index.words_by_len[n].push((word.to_owned(), id, mask));
+                            index.words_by_len[n].push((word.to_owned(), id, mask, false));
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;

@@ -30,8 +30,8 @@ struct WordInfo {
 #[derive(Clone, Copy)]
 enum Tok {
     Word(u32),
-    /// Phrase index, number of words, first word.
-    Phrase(usize, usize, u32),
+    /// Phrase index, number of words, where its first word is in the text's words.
+    Phrase(usize, usize, usize),
 }
 
 /// The build's word table; see the module docs.
@@ -45,8 +45,9 @@ pub(super) struct Words {
     folded: Vec<Tok>,
 }
 
-/// One emitted token: its term id, and its raw word's id when it is one word.
-pub(super) type Emitted = (u32, Option<u32>);
+/// One emitted token: its term id, its raw word's id when it is one word, and whether it is a
+/// word of a folded phrase rather than a token of the text (see [`Words::tokenize`]).
+pub(super) type Emitted = (u32, Option<u32>, bool);
 
 impl Words {
     fn id(&mut self, word: &str) -> u32 {
@@ -107,7 +108,7 @@ impl Words {
                         &info.term == f || info.word.strip_suffix('s').is_some_and(|w| w == f.as_str())
                     };
                     if i + n <= buf.len() && buf[i..i + n].iter().zip(form).all(|(&w, f)| same(w, f)) {
-                        folded.push(Tok::Phrase(p, n, buf[i]));
+                        folded.push(Tok::Phrase(p, n, i));
                         i += n;
                         continue 'outer;
                     }
@@ -118,7 +119,8 @@ impl Words {
         }
         for &tok in &folded {
             let single = match tok {
-                Tok::Word(w) | Tok::Phrase(_, 1, w) => Some(w),
+                Tok::Word(w) => Some(w),
+                Tok::Phrase(_, 1, start) => Some(buf[start]),
                 Tok::Phrase(..) => None,
             };
             if single.is_some_and(|w| self.info[w as usize].stop) {
@@ -135,10 +137,21 @@ impl Words {
                     }
                 },
             };
-            out.push((term, single));
+            out.push((term, single, false));
             if let Some(rest) = single.and_then(|w| self.info[w as usize].undo) {
                 let term = self.term_id(index, rest);
-                out.push((term, Some(rest)));
+                out.push((term, Some(rest), false));
+            }
+            // The words of a folded phrase, each with the phrase's term: a typo in one of them
+            // (`consle` for the `console` of `console messages`) still finds the phrase.
+            if let Tok::Phrase(_, n, start) = tok
+                && n > 1
+            {
+                for &w in &buf[start..start + n] {
+                    if !self.info[w as usize].stop {
+                        out.push((term, Some(w), true));
+                    }
+                }
             }
         }
         self.buf = buf;
@@ -155,6 +168,11 @@ impl Words {
                 id
             }
         }
+    }
+
+    /// The raw word of `word`.
+    pub(super) fn word(&self, word: u32) -> &str {
+        &self.info[word as usize].word
     }
 
     /// The raw word of `word` the first time it is asked for (registration as an indexed word),

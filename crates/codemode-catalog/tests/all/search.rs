@@ -404,6 +404,32 @@ fn a_query_naming_a_server_picks_it() {
 }
 
 #[test]
+fn a_typo_in_a_word_of_a_vocabulary_phrase_finds_the_phrase() {
+    // `console messages` is one vocabulary phrase: its words are indexed as the phrase, and a typo
+    // in either still reaches it. An English word one edit from a phrase word (`black`, `back` of
+    // `go back`) is no typo of it.
+    let catalog = Catalog::build(
+        vec![
+            owned_tool("browser", "console_messages", "Returns all console messages"),
+            owned_tool("browser", "navigate_back", "Go back to the previous page"),
+            owned_tool("browser", "click", "Perform a click on a web page"),
+        ],
+        &CatalogOptions::default(),
+    );
+    for query in ["consle", "messges", "the erors the consle printed"] {
+        let hits = catalog.search_hits(query, 1);
+        assert_eq!(hits[0].entry.id, "openclaw:browser:console_messages", "{query}");
+        assert!(hits[0].score > 0.0, "{query}: {}", hits[0].matched);
+    }
+    let hits = catalog.search_hits("black", 3);
+    assert!(
+        hits.iter().all(|h| !h.matched.contains("black~")),
+        "{:?}",
+        hits.iter().map(|h| &h.matched).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn a_typo_in_an_inflected_word_is_found_through_its_stem() {
     // The catalog has `assign` and `commit`, never `assigned` or `committed`: the typos are two
     // edits from those forms as written, one once the endings go.
