@@ -1,9 +1,11 @@
 //! Query expansion: what each query word also matches (synonyms, read verbs, compounds, prefixes,
 //! WordNet relatives of otherwise unmatched words, typo neighbours), with weights.
 
-use super::analysis::{Token, stem};
+use std::sync::OnceLock;
+
+use super::analysis::{Token, is_stop_word, stem};
 use super::index::SearchIndex;
-use super::lexicon::lexicon;
+use super::lexicon::{GroupKind, lexicon, vocabulary};
 use super::typo::{bounded_edit_distance, letter_mask};
 use super::wordnet;
 use super::{COMPOUND_WEIGHT, FUZZY1_WEIGHT, FUZZY2_WEIGHT, PREFIX_WEIGHT, SYNONYM_WEIGHT, WORDNET_WEIGHT};
@@ -142,5 +144,122 @@ impl SearchIndex {
             }
         }
         out
+    }
+}
+
+/// The vocabulary's words (group words, phrase words, question and shorthand forms) of four
+/// letters or more, lower-case, each with its letter mask: the words a typo of a vocabulary word
+/// is corrected to.
+fn vocabulary_words() -> &'static [(String, u64)] {
+    static WORDS: OnceLock<Vec<(String, u64)>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut words: Vec<String> = Vec::new();
+        for group in vocabulary() {
+            let forms = match &group.kind {
+                GroupKind::Ask(forms) | GroupKind::Alias(forms) => forms.as_slice(),
+                _ => &[],
+            };
+            for text in group.words.iter().chain(forms) {
+                words.extend(
+                    text.split_whitespace()
+                        .filter(|w| w.len() >= 4 && w.bytes().all(|b| b.is_ascii_lowercase()))
+                        .map(str::to_owned),
+                );
+            }
+        }
+        words.sort_unstable();
+        words.dedup();
+        words
+            .into_iter()
+            .map(|w| {
+                let mask = letter_mask(&w);
+                (w, mask)
+            })
+            .collect()
+    })
+}
+
+impl SearchIndex {
+    /// The query with typos of vocabulary words written as the words (`decomission`,
+    /// `dependancy`, `chnage`), so that they fold into phrases and expand as the words do; `None`
+    /// when there is none. A word is corrected when it has six letters or more and is no English or stop word, no word of the catalog
+    /// or the vocabulary, and one vocabulary word with its first letter is nearer to it (one edit; two from eight
+    /// letters) than any other and than any word of the catalog (those typos
+    /// [`expand`](Self::expand) finds).
+    pub(super) fn correct_vocabulary_typos(&self, query: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        let mut last = 0;
+        for chunk in query.split_whitespace() {
+            let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+            if word.len() < 6 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            let lower = word.to_ascii_lowercase();
+            if !lower.bytes().all(|b| b.is_ascii_lowercase()) {
+                continue;
+            }
+            let term = stem(&lower);
+            let lexicon = lexicon();
+            if is_stop_word(&lower)
+                || self.known_words.contains_key(&lower)
+                || self.vocab.contains_key(&term)
+                || lexicon.expansions.contains_key(&term)
+                || lexicon.verbs.contains_key(&lower)
+                || lexicon.phrase_starts.contains_key(&term)
+                || wordnet::wordnet_relatives(&term).next().is_some()
+                || vocabulary_words().binary_search_by(|(w, _)| w.as_str().cmp(&lower)).is_ok()
+            {
+                continue;
+            }
+            let max = if lower.len() >= 8 { 2 } else { 1 };
+            let mask = letter_mask(&lower);
+            // The nearest vocabulary word, when only one is that near.
+            let mut best: Option<(usize, &str)> = None;
+            let mut tied = false;
+            for (candidate, candidate_mask) in vocabulary_words() {
+                // A typo keeps the first letter: `online` is no `inline`, `upstream` no `stream`.
+                if candidate.as_bytes()[0] != lower.as_bytes()[0]
+                    || candidate.len().abs_diff(lower.len()) > max
+                    || (mask ^ candidate_mask).count_ones() as usize > 2 * max
+                {
+                    continue;
+                }
+                let Some(d) = bounded_edit_distance(&lower, candidate, max) else { continue };
+                match best {
+                    Some((bd, _)) if d > bd => {}
+                    Some((bd, bw)) if d == bd => tied |= stem(bw) != stem(candidate),
+                    _ => {
+                        best = Some((d, candidate));
+                        tied = false;
+                    }
+                }
+            }
+            let Some((d, correction)) = best.filter(|_| !tied) else { continue };
+            // A word of the catalog as near: the typo is the catalog's to match.
+            let catalog_near = self
+                .words_by_len
+                .get(
+                    lower.len().saturating_sub(d)
+                        ..=(lower.len() + d).min(self.words_by_len.len().saturating_sub(1)),
+                )
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|(candidate, _, candidate_mask, _)| {
+                    (mask ^ candidate_mask).count_ones() as usize <= 2 * d
+                        && bounded_edit_distance(&lower, candidate, d).is_some()
+                });
+            if catalog_near {
+                continue;
+            }
+            let at = word.as_ptr() as usize - query.as_ptr() as usize;
+            let text = out.get_or_insert_with(String::new);
+            text.push_str(&query[last..at]);
+            text.push_str(correction);
+            last = at + word.len();
+        }
+        let mut text = out?;
+        text.push_str(&query[last..]);
+        Some(text)
     }
 }

@@ -430,6 +430,32 @@ fn a_typo_in_a_word_of_a_vocabulary_phrase_finds_the_phrase() {
 }
 
 #[test]
+fn a_typo_of_a_vocabulary_word_reads_as_the_word() {
+    // The catalog has none of `decommission`, `retitle` or `transcribe`: the vocabulary does, and
+    // a typo of one reads as it (a delete verb, a rename, speech to text).
+    let catalog = Catalog::build(
+        vec![
+            owned_tool("cloud", "server_delete", "Delete a server"),
+            owned_tool("cloud", "server_get", "Get a server"),
+            owned_tool("forge", "update_pull_request_title", "Update the title of a pull request"),
+            owned_tool("forge", "list_pull_requests", "List pull requests"),
+            owned_tool("speech", "stt_recognize", "Recognize speech in an audio file and return text"),
+            owned_tool("files", "read_text_file", "Read a text file"),
+            owned_tool("docs", "add_inline_comment", "Add an inline comment to a page"),
+            owned_tool("docs", "get_status", "Get the status of the service"),
+        ],
+        &CatalogOptions::default(),
+    );
+    let top = |q: &str| catalog.search(q, 1)[0].id.clone();
+    assert_eq!(top("decomission server web-01"), "openclaw:cloud:server_delete");
+    assert_eq!(top("retitel PR 71 to 'Refactor auth'"), "openclaw:forge:update_pull_request_title");
+    assert_eq!(top("transcirbe voicemail.mp3 into text"), "openclaw:speech:stt_recognize");
+    // A typo keeps its first letter: `online` is no typo of `inline`.
+    let hits = catalog.search_hits("is the service online", 1);
+    assert_eq!(hits[0].entry.id, "openclaw:docs:get_status", "{}", hits[0].matched);
+}
+
+#[test]
 fn a_typo_in_an_inflected_word_is_found_through_its_stem() {
     // The catalog has `assign` and `commit`, never `assigned` or `committed`: the typos are two
     // edits from those forms as written, one once the endings go.
