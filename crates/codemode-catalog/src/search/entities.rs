@@ -394,6 +394,11 @@ fn for_each_entity<'a>(
             push(chunk, "reaction", "");
             continue;
         }
+        if is_key_chord(&lower[i]) {
+            // `ctrl+shift+p`, `cmd-k`: a key combination, which is pressed.
+            push(chunk, "key", "");
+            continue;
+        }
         if is_phone_number(chunk, chunks.get(i + 1).copied()) {
             push(chunk, "phone", "");
             continue;
@@ -602,4 +607,46 @@ fn for_each_entity<'a>(
         f(&query[start..end], "timezone", "");
         i += matched;
     }
+}
+
+/// A key combination written with its modifiers (`ctrl+shift+p`, `cmd-k`, `alt+tab`): a
+/// modifier, then modifiers, single characters, function keys or named keys.
+fn is_key_chord(lower: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "alt", "cmd", "command", "control", "ctl", "ctrl", "meta", "option", "shift", "shft", "super", "win",
+    ];
+    const KEYS: &[&str] = &[
+        "backspace",
+        "del",
+        "delete",
+        "down",
+        "end",
+        "enter",
+        "esc",
+        "escape",
+        "home",
+        "ins",
+        "insert",
+        "left",
+        "pagedown",
+        "pageup",
+        "pgdn",
+        "pgup",
+        "return",
+        "right",
+        "space",
+        "tab",
+        "up",
+    ];
+    let mut parts = lower.split(['+', '-']);
+    let Some(first) = parts.next() else { return false };
+    let rest: Vec<&str> = parts.collect();
+    let key = |p: &&str| {
+        p.chars().count() == 1
+            || MODIFIERS.contains(p)
+            || KEYS.contains(p)
+            || p.strip_prefix('f')
+                .is_some_and(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    MODIFIERS.contains(&first) && !rest.is_empty() && rest.iter().all(key)
 }

@@ -252,3 +252,17 @@ fn a_deployment_short_name_is_no_word_of_the_ask() {
     assert_eq!(hits[0].entry.name, "list_role_assignments", "{hits:#?}");
     assert!(hits.iter().all(|h| !h.matched.contains("prod")), "{hits:#?}");
 }
+
+#[test]
+fn a_key_combination_is_pressed() {
+    let browser = catalog(&[
+        ("browser", "press_key", "Press a key or key combination"),
+        ("browser", "new_page", "Open a new page"),
+        ("browser", "handle_dialog", "If a dialog was opened, handle it"),
+        ("browser", "fill", "Type text into an input"),
+    ]);
+    assert_eq!(top(&browser, "send ctrl+shft+p"), "browser:press_key");
+    assert_eq!(top(&browser, "hit cmd-k"), "browser:press_key");
+    // `control-plane` is no key combination.
+    assert_ne!(top(&browser, "control-plane page"), "browser:press_key");
+}
