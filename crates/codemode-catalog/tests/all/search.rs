@@ -653,8 +653,8 @@ use codemode_catalog::search::{stem, vocabulary};
 
 use crate::intents::{
     Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, fresh4_intents,
-    fresh5_intents, fresh6_intents, fresh7_intents, fresh8_intents, fresh9_intents, fresh10_intents, intents,
-    tool_keys,
+    fresh5_intents, fresh6_intents, fresh7_intents, fresh8_intents, fresh9_intents, fresh10_intents,
+    fresh11_intents, intents, tool_keys,
 };
 
 fn content_terms(text: &str) -> HashSet<String> {
@@ -770,6 +770,7 @@ fn sets_in_order() -> Vec<Vec<Intent>> {
         fresh8_intents(),
         fresh9_intents(),
         fresh10_intents(),
+        fresh11_intents(),
     ]
 }
 
@@ -789,6 +790,7 @@ fn each_fresh_intent_set_has_the_promised_shape() {
         ("fresh8", 8, 190),
         ("fresh9", 9, 190),
         ("fresh10", 10, 190),
+        ("fresh11", 11, 190),
     ];
     assert_eq!(fresh.len() + 2, sets.len(), "every fresh set past the first is checked");
     for (name, at, min) in fresh.into_iter().rev() {
@@ -871,6 +873,10 @@ fn fresh10_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
     evaluate(&fresh10_intents(), setting, ranker, |_| true)
 }
 
+fn fresh11_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
+    evaluate(&fresh11_intents(), setting, ranker, |_| true)
+}
+
 /// The third fresh set without its near copies of the three earlier sets' intents (its texts
 /// were rephrased against them before the first measurement, so this is nearly all of it).
 fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
@@ -878,14 +884,15 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 94.6% /
-/// 91.7%, its held-out split 95.4% / 91.4%. The fresh sets, one catalog / all 16, each at its
-/// first measurement and now: the fourth 75.1% / 65.5% -> 84.3% / 75.1%, the fifth 70.5% / 52.5%
-/// -> 78.0% / 62.5%, the sixth 85.5% / 72.0% -> 88.5% / 78.5%, the seventh 72.0% / 60.0% -> 79.0% /
-/// 68.0%, the eighth 86.0% / 78.5% -> 87.5% / 82.0% (all tuning sources now); the ninth, never
-/// tuned on, 76.5% / 65.5% -> 76.5% / 67.0%. This test holds these levels so they cannot silently
-/// regress, and the engine must beat the word-overlap baseline. On failure it prints misses of the
-/// tuning split only.
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 94.9% /
+/// 91.9%, its held-out split 95.4% / 91.4%. The fresh sets, one catalog / all 16, each at its
+/// first measurement and now: the fourth 75.1% / 65.5% -> 85.8% / 76.6%, the fifth 70.5% / 52.5%
+/// -> 78.0% / 62.5%, the sixth 85.5% / 72.0% -> 88.5% / 79.0%, the seventh 72.0% / 60.0% -> 80.0% /
+/// 69.5%, the eighth 86.0% / 78.5% -> 88.5% / 83.5%, the ninth 76.5% / 65.5% -> 81.5% / 75.0%, the
+/// tenth 73.5% / 59.0% -> 82.5% / 68.0% (all tuning sources now); the eleventh, never tuned on,
+/// 59.5% / 48.5% -> 61.5% / 50.0%. This test holds these levels so they cannot silently regress,
+/// and the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
+/// split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -895,13 +902,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.946,
+        one.all.top3_rate() >= 0.949,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.917,
+        all.all.top3_rate() >= 0.918,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -935,24 +942,26 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.937, 0.916, true);
+    check("fresh", fresh_report, 0.937, 0.923, true);
     check("fresh2", fresh2_report, 0.905, 0.802, true);
     check("fresh2 distinct", fresh2_distinct_report, 0.924, 0.838, false);
-    check("fresh3", fresh3_report, 0.870, 0.805, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.869, 0.803, false);
-    check("fresh4", fresh4_report, 0.842, 0.751, true);
+    check("fresh3", fresh3_report, 0.876, 0.805, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.875, 0.803, false);
+    check("fresh4", fresh4_report, 0.857, 0.766, true);
     check("fresh5", fresh5_report, 0.780, 0.625, true);
-    check("fresh6", fresh6_report, 0.885, 0.785, true);
-    check("fresh7", fresh7_report, 0.790, 0.680, true);
-    check("fresh8", fresh8_report, 0.875, 0.820, true);
-    check("fresh9", fresh9_report, 0.765, 0.670, true);
+    check("fresh6", fresh6_report, 0.885, 0.790, true);
+    check("fresh7", fresh7_report, 0.800, 0.695, true);
+    check("fresh8", fresh8_report, 0.885, 0.835, true);
+    check("fresh9", fresh9_report, 0.815, 0.750, true);
+    check("fresh10", fresh10_report, 0.825, 0.680, true);
+    check("fresh11", fresh11_report, 0.615, 0.500, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
 /// the main set, `SEARCH_SPLIT=fresh`, `fresh2`, `fresh2-distinct`, `fresh3`, `fresh3-distinct` or
-/// `fresh4` to `fresh10` runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the
-/// tuning sources only: the main set's tuning split and the first nine fresh sets (each became a
-/// tuning source when a later set was written). The held-out split and the tenth fresh set are
+/// `fresh4` to `fresh11` runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the
+/// tuning sources only: the main set's tuning split and the first ten fresh sets (each became a
+/// tuning source when a later set was written). The held-out split and the eleventh fresh set are
 /// never looked at while tuning.
 #[test]
 fn intent_report() {
@@ -981,6 +990,7 @@ fn intent_report() {
             "fresh8" => fresh8_report(setting, ranker),
             "fresh9" => fresh9_report(setting, ranker),
             "fresh10" => fresh10_report(setting, ranker),
+            "fresh11" => fresh11_report(setting, ranker),
             _ => report(setting, ranker, keep),
         };
         println!("{}", r.table(title));
