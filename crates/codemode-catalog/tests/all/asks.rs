@@ -180,3 +180,29 @@ fn how_a_page_looks_asks_for_a_picture_of_it() {
         assert_eq!(top_id(&browser, query), "browser:take_screenshot", "{query:?}");
     }
 }
+
+#[test]
+fn membership_and_everyone_ask_for_people() {
+    let org = owned(&[
+        ("forge", "get_teams", "Get the teams the user is a member of"),
+        ("cloud", "group_list", "List the resource groups of a subscription"),
+        ("chat", "get_users", "Get the users of the workspace with their profiles"),
+        ("chat", "list_workspaces", "List the workspaces"),
+        ("logs", "workspace_list", "List the log workspaces"),
+    ]);
+    assert_eq!(top_id(&org, "which squads do I belong to?"), "forge:get_teams");
+    assert_eq!(top_id(&org, "everyone in the workspace with their display names"), "chat:get_users");
+}
+
+#[test]
+fn a_confirm_box_is_a_dialog_and_overwriting_writes() {
+    let browser = owned(&[
+        ("browser", "handle_dialog", "Handle a dialog"),
+        ("browser", "click", "Click an element"),
+        ("browser", "press_key", "Press a key"),
+        ("files", "write_file", "Create a new file or replace an existing file with new content"),
+        ("files", "read_file", "Read the contents of a file"),
+    ]);
+    assert_eq!(top_id(&browser, "say yes to the confirm box"), "browser:handle_dialog");
+    assert_eq!(top_id(&browser, "overwrite notes.txt entirely"), "files:write_file");
+}
