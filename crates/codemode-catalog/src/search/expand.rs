@@ -189,8 +189,10 @@ impl SearchIndex {
     pub(super) fn correct_vocabulary_typos(&self, query: &str) -> Option<String> {
         let mut out: Option<String> = None;
         let mut last = 0;
+        let mut previous = String::new();
         for chunk in query.split_whitespace() {
             let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+            let before = std::mem::replace(&mut previous, stem(&word.to_ascii_lowercase()));
             if word.len() < 6 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
                 continue;
             }
@@ -235,20 +237,26 @@ impl SearchIndex {
                 }
             }
             let Some((d, correction)) = best.filter(|_| !tied) else { continue };
-            // A word of the catalog as near: the typo is the catalog's to match.
-            let catalog_near = self
-                .words_by_len
-                .get(
-                    lower.len().saturating_sub(d)
-                        ..=(lower.len() + d).min(self.words_by_len.len().saturating_sub(1)),
-                )
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|(candidate, _, candidate_mask, _)| {
-                    (mask ^ candidate_mask).count_ones() as usize <= 2 * d
-                        && bounded_edit_distance(&lower, candidate, d).is_some()
-                });
+            // A word of the catalog as near: the typo is the catalog's to match, unless the
+            // correction ends a vocabulary phrase the word before starts (`pull requets`).
+            let ends_phrase = lexicon.phrase_starts.get(&before).is_some_and(|at| {
+                let term = stem(correction);
+                at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
+            });
+            let catalog_near = !ends_phrase
+                && self
+                    .words_by_len
+                    .get(
+                        lower.len().saturating_sub(d)
+                            ..=(lower.len() + d).min(self.words_by_len.len().saturating_sub(1)),
+                    )
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|(candidate, _, candidate_mask, _)| {
+                        (mask ^ candidate_mask).count_ones() as usize <= 2 * d
+                            && bounded_edit_distance(&lower, candidate, d).is_some()
+                    });
             if catalog_near {
                 continue;
             }

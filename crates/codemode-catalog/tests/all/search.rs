@@ -450,6 +450,10 @@ fn a_typo_of_a_vocabulary_word_reads_as_the_word() {
     assert_eq!(top("decomission server web-01"), "openclaw:cloud:server_delete");
     assert_eq!(top("retitel PR 71 to 'Refactor auth'"), "openclaw:forge:update_pull_request_title");
     assert_eq!(top("transcirbe voicemail.mp3 into text"), "openclaw:speech:stt_recognize");
+    // A typo of a word the catalog has that ends a phrase (`pull requets`) reads as the phrase.
+    let public = crate::support::public_catalog();
+    let top3 = ids(&public.search("lst pull requets", 3));
+    assert!(top3.iter().all(|id| id.contains("pull_request") && !id.contains("review")), "{top3:?}");
     // A typo keeps its first letter: `online` is no typo of `inline`.
     let hits = catalog.search_hits("is the service online", 1);
     assert_eq!(hits[0].entry.id, "openclaw:docs:get_status", "{}", hits[0].matched);
@@ -884,12 +888,12 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 94.9% /
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.1% /
 /// 91.9%, its held-out split 95.4% / 91.4%. The fresh sets, one catalog / all 16, each at its
 /// first measurement and now: the fourth 75.1% / 65.5% -> 85.8% / 76.6%, the fifth 70.5% / 52.5%
 /// -> 78.0% / 62.5%, the sixth 85.5% / 72.0% -> 88.5% / 79.0%, the seventh 72.0% / 60.0% -> 80.0% /
 /// 69.5%, the eighth 86.0% / 78.5% -> 88.5% / 83.5%, the ninth 76.5% / 65.5% -> 81.5% / 75.0%, the
-/// tenth 73.5% / 59.0% -> 82.5% / 68.0% (all tuning sources now); the eleventh, never tuned on,
+/// tenth 73.5% / 59.0% -> 82.5% / 70.0% (all tuning sources now); the eleventh, never tuned on,
 /// 59.5% / 48.5% -> 61.5% / 50.0%. This test holds these levels so they cannot silently regress,
 /// and the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
 /// split only.
@@ -902,7 +906,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.949,
+        one.all.top3_rate() >= 0.950,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
@@ -953,7 +957,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh7", fresh7_report, 0.800, 0.695, true);
     check("fresh8", fresh8_report, 0.885, 0.835, true);
     check("fresh9", fresh9_report, 0.815, 0.750, true);
-    check("fresh10", fresh10_report, 0.825, 0.680, true);
+    check("fresh10", fresh10_report, 0.825, 0.700, true);
     check("fresh11", fresh11_report, 0.615, 0.500, true);
 }
 
