@@ -1,5 +1,6 @@
 //! Query expansion: what each query word also matches (synonyms, read verbs, compounds, prefixes,
-//! WordNet relatives of otherwise unmatched words, typo neighbours), with weights.
+//! WordNet relatives of otherwise unmatched words, typo neighbours), with weights; and, before the
+//! query is tokenized, typos of vocabulary words read as the words.
 
 use std::sync::OnceLock;
 
