@@ -5,6 +5,8 @@
 use codemode_catalog::{Catalog, CatalogOptions};
 use codemode_core::{ToolOrigin, ToolSpec};
 
+use crate::support::{small_catalog as owned, top_local_id as top_id};
+
 fn forge() -> Catalog {
     let tools = [
         ("create_pull_request", "Create a new pull request"),
@@ -87,22 +89,6 @@ fn a_resource_first_name_takes_its_trailing_crud_verb() {
     // `deploy_app_logs_get` reads: `deploy` is its resource, `get` its action.
     assert_eq!(top(&forge, "show the deployment logs of my app"), "deploy_app_logs_get");
     assert_eq!(top(&forge, "make an app deployment"), "deploy_app_create");
-}
-
-fn owned(tools: &[(&str, &str, &str)]) -> Catalog {
-    Catalog::build(
-        tools
-            .iter()
-            .map(|&(owner, name, description)| {
-                ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
-            })
-            .collect::<Vec<_>>(),
-        &CatalogOptions::default(),
-    )
-}
-
-fn top_id(catalog: &Catalog, query: &str) -> String {
-    catalog.search(query, 1)[0].id.split(':').skip(1).collect::<Vec<_>>().join(":")
 }
 
 #[test]

@@ -1,24 +1,9 @@
 //! What a query names by its form (paths, repositories, commits, times, places, people, names of
 //! things) and the shorthands it uses: each changes what the ask is about, not by its words.
 
-use codemode_catalog::{Catalog, CatalogOptions};
-use codemode_core::{ToolOrigin, ToolSpec};
+use codemode_catalog::Catalog;
 
-fn catalog(tools: &[(&str, &str, &str)]) -> Catalog {
-    Catalog::build(
-        tools
-            .iter()
-            .map(|&(owner, name, description)| {
-                ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
-            })
-            .collect::<Vec<_>>(),
-        &CatalogOptions::default(),
-    )
-}
-
-fn top(catalog: &Catalog, query: &str) -> String {
-    catalog.search(query, 1)[0].id.split(':').skip(1).collect::<Vec<_>>().join(":")
-}
+use crate::support::{small_catalog as catalog, top_local_id as top};
 
 fn desk() -> Catalog {
     catalog(&[

@@ -170,3 +170,21 @@ pub fn hit_rates(catalog: &codemode_catalog::Catalog) -> (usize, usize, usize, V
     }
     (queries.len(), top1, top3, misses)
 }
+
+/// A catalog of `(owner, name, description)` bundled-plugin tools, for the small ranking tests.
+pub fn small_catalog(tools: &[(&str, &str, &str)]) -> codemode_catalog::Catalog {
+    codemode_catalog::Catalog::build(
+        tools
+            .iter()
+            .map(|&(owner, name, description)| {
+                ToolSpec::new(name, ToolOrigin::BundledPlugin, owner).description(description)
+            })
+            .collect::<Vec<_>>(),
+        &codemode_catalog::CatalogOptions::default(),
+    )
+}
+
+/// The `owner:name` of the top hit of `query` (the id without its origin).
+pub fn top_local_id(catalog: &codemode_catalog::Catalog, query: &str) -> String {
+    catalog.search(query, 1)[0].id.split(':').skip(1).collect::<Vec<_>>().join(":")
+}
