@@ -121,26 +121,14 @@ impl SearchIndex {
             let english = wordnet::wordnet_relatives(term).next().is_some();
             for form in std::iter::once(word).chain(stemmed) {
                 let max = if form == word && word_len >= 8 { 2 } else { 1 };
-                let lo = form.len().saturating_sub(max);
-                let hi = (form.len() + max).min(self.words_by_len.len().saturating_sub(1));
-                let mask = letter_mask(form);
-                for bucket in self.words_by_len.get(lo..=hi).into_iter().flatten() {
-                    for (candidate, id, candidate_mask, part) in bucket {
-                        // A word of a folded phrase is the neighbour only of a word English does
-                        // not have (`consle`, not `black` for the `back` of `go back`).
-                        if *part && english {
-                            continue;
-                        }
-                        // An edit changes at most two of the letters a word has: words that
-                        // differ in more are too far, without computing the distance.
-                        if (mask ^ candidate_mask).count_ones() as usize > 2 * max {
-                            continue;
-                        }
-                        if let Some(d) = bounded_edit_distance(form, candidate, max) {
-                            let weight = if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT };
-                            add(&mut out, *id, weight, Kind::Near);
-                        }
+                for (candidate, d) in self.typo_neighbours(form, max) {
+                    // A word of a folded phrase is the neighbour only of a word English does not
+                    // have (`consle`, not `black` for the `back` of `go back`).
+                    if candidate.part && english {
+                        continue;
                     }
+                    let weight = if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT };
+                    add(&mut out, candidate.term, weight, Kind::Near);
                 }
             }
         }
@@ -183,10 +171,10 @@ fn vocabulary_words() -> &'static [(String, u64)] {
 impl SearchIndex {
     /// The query with typos of vocabulary words written as the words (`decomission`,
     /// `dependancy`, `chnage`), so that they fold into phrases and expand as the words do; `None`
-    /// when there is none. A word is corrected when it has six letters or more and is no English or stop word, no word of the catalog
-    /// or the vocabulary, and one vocabulary word with its first letter is nearer to it (one edit; two from eight
-    /// letters) than any other and than any word of the catalog (those typos
-    /// [`expand`](Self::expand) finds).
+    /// when there is none. A word is corrected when it has six letters or more, is no English or
+    /// stop word and no word of the catalog or the vocabulary, and one vocabulary word with its
+    /// first letter is nearer to it (one edit; two from eight letters) than any other and than any
+    /// word of the catalog (those typos [`expand`](Self::expand) finds).
     pub(super) fn correct_vocabulary_typos(&self, query: &str) -> Option<String> {
         let mut out: Option<String> = None;
         let mut last = 0;
@@ -207,7 +195,6 @@ impl SearchIndex {
                 || self.known_words.contains_key(&lower)
                 || self.vocab.contains_key(&term)
                 || lexicon.expansions.contains_key(&term)
-                || lexicon.verbs.contains_key(&lower)
                 || lexicon.phrase_starts.contains_key(&term)
                 || wordnet::wordnet_relatives(&term).next().is_some()
                 || vocabulary_words().binary_search_by(|(w, _)| w.as_str().cmp(&lower)).is_ok()
@@ -244,20 +231,7 @@ impl SearchIndex {
                 let term = stem(correction);
                 at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
             });
-            let catalog_near = !ends_phrase
-                && self
-                    .words_by_len
-                    .get(
-                        lower.len().saturating_sub(d)
-                            ..=(lower.len() + d).min(self.words_by_len.len().saturating_sub(1)),
-                    )
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .any(|(candidate, _, candidate_mask, _)| {
-                        (mask ^ candidate_mask).count_ones() as usize <= 2 * d
-                            && bounded_edit_distance(&lower, candidate, d).is_some()
-                    });
+            let catalog_near = !ends_phrase && self.typo_neighbours(&lower, d).next().is_some();
             if catalog_near {
                 continue;
             }

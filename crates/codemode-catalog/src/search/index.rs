@@ -8,7 +8,7 @@ use super::analysis::{first_chars, split_summary, stem, tool_verb};
 use super::entities::shape_terms;
 use super::groups::Groups;
 use super::lexicon::VerbClass;
-use super::typo::{letter_mask, trigrams};
+use super::typo::{bounded_edit_distance, letter_mask, trigrams};
 use super::words::{Emitted, Words};
 use super::{B, FIELDS, MAX_DESCRIPTION_CHARS, MAX_PARAM_DESCRIPTION_CHARS, MAX_PARAMS, SUPPRESS, WEIGHTS};
 
@@ -47,6 +47,17 @@ pub(super) struct Posting {
     pub(super) rest: f64,
 }
 
+/// An indexed word as a typo target: its term, its letter mask (to skip far candidates), and
+/// whether it is a word of a folded vocabulary phrase (its term is the phrase's; only a word
+/// English does not have is its typo).
+#[derive(Clone, Debug, Default)]
+pub(super) struct TypoWord {
+    pub(super) word: String,
+    pub(super) term: u32,
+    pub(super) mask: u64,
+    pub(super) part: bool,
+}
+
 /// The prebuilt index over one set of entries.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SearchIndex {
@@ -61,7 +72,7 @@ pub(crate) struct SearchIndex {
     /// The postings as counted, during the build only.
     raw: Vec<Vec<RawPosting>>,
     /// Every indexed word (before stemming) with its term, bucketed by length, for typo matching.
-    pub(super) words_by_len: Vec<Vec<(String, u32, u64, bool)>>,
+    pub(super) words_by_len: Vec<Vec<TypoWord>>,
     /// Indexed raw words (for "is this query word indexed").
     pub(super) known_words: FxHashMap<String, u32>,
     /// Closed compounds by their tail: an indexed term that is an indexed word followed by at
@@ -153,16 +164,7 @@ impl SearchIndex {
                             {
                                 let word = words.word(w);
                                 if word.bytes().all(|b| b.is_ascii_lowercase()) {
-                                    let n = word.len();
-                                    if index.words_by_len.len() <= n {
-                                        index.words_by_len.resize(n + 1, Vec::new());
-                                    }
-                                    index.words_by_len[n].push((
-                                        word.to_owned(),
-                                        id,
-                                        letter_mask(word),
-                                        true,
-                                    ));
+                                    index.add_typo_word(word, id, true);
                                 }
                             }
                             continue;
@@ -180,12 +182,7 @@ impl SearchIndex {
                             && !index.known_words.contains_key(word)
                         {
                             index.known_words.insert(word.to_owned(), id);
-                            let n = word.len();
-                            if index.words_by_len.len() <= n {
-                                index.words_by_len.resize(n + 1, Vec::new());
-                            }
-                            let mask = letter_mask(word);
-                            index.words_by_len[n].push((word.to_owned(), id, mask, false));
+                            index.add_typo_word(word, id, false);
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
@@ -272,6 +269,34 @@ impl SearchIndex {
             })
             .collect();
         index
+    }
+
+    /// Registers `word` as a typo target for `term` (see [`TypoWord`]).
+    fn add_typo_word(&mut self, word: &str, term: u32, part: bool) {
+        let n = word.len();
+        if self.words_by_len.len() <= n {
+            self.words_by_len.resize(n + 1, Vec::new());
+        }
+        self.words_by_len[n].push(TypoWord { word: word.to_owned(), term, mask: letter_mask(word), part });
+    }
+
+    /// The typo targets within `max` edits of `form`, with their distances.
+    pub(super) fn typo_neighbours<'a>(
+        &'a self,
+        form: &'a str,
+        max: usize,
+    ) -> impl Iterator<Item = (&'a TypoWord, usize)> + 'a {
+        let lo = form.len().saturating_sub(max);
+        let hi = (form.len() + max).min(self.words_by_len.len().saturating_sub(1));
+        let mask = letter_mask(form);
+        self.words_by_len.get(lo..=hi).into_iter().flatten().flatten().filter_map(move |candidate| {
+            // An edit changes at most two of the letters a word has: words that differ in more
+            // are too far, without computing the distance.
+            if (mask ^ candidate.mask).count_ones() as usize > 2 * max {
+                return None;
+            }
+            bounded_edit_distance(form, &candidate.word, max).map(|d| (candidate, d))
+        })
     }
 
     pub(super) fn intern(&mut self, term: &str) -> u32 {
