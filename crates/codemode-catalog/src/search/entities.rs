@@ -8,9 +8,9 @@ use std::sync::OnceLock;
 
 use super::MAX_QUERY_TERMS;
 use super::forms::{
-    QUERY_LANGUAGES, chat_id_kind, cloud_host_kind, is_advisory_id, is_clock_time, is_commit_hash, is_email,
-    is_emoji_code, is_ip_address, is_iso_date, is_phone_number, is_search_qualifier, media_kind,
-    query_language,
+    QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
+    is_clock_time, is_commit_hash, is_email, is_emoji_code, is_ip_address, is_iso_date, is_key_name,
+    is_phone_number, is_search_qualifier, media_kind, query_language,
 };
 
 /// Places a time question names (`places.txt`: zone cities, countries, US states, big cities).
@@ -74,8 +74,10 @@ const RESOURCE_PREFIXES: &[(&str, &str)] = &[
     ("adx", "kusto"),
     ("aks", "kubernetes"),
     ("amlfs", "lustre"),
+    ("amr", "redis"),
     ("appcs", "appconfig"),
     ("appi", "applicationinsights"),
+    ("avd", "virtualdesktop"),
     ("cosmos", "cosmos"),
     ("cosno", "cosmos"),
     ("cr", "registry"),
@@ -92,6 +94,7 @@ const RESOURCE_PREFIXES: &[(&str, &str)] = &[
     ("log", "workspace"),
     ("lt", "loadtesting"),
     ("mysql", "mysql"),
+    ("ns", "namespace"),
     ("pg", "postgres"),
     ("psql", "postgres"),
     ("redis", "redis"),
@@ -108,6 +111,7 @@ const RESOURCE_PREFIXES: &[(&str, &str)] = &[
     ("srch", "search"),
     ("sss", "storagesync"),
     ("st", "storage"),
+    ("vdpool", "virtualdesktop"),
     ("vm", "vm"),
     ("vmss", "vmss"),
 ];
@@ -246,7 +250,9 @@ impl<'a> Named<'a> {
     /// `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a directory, `/var/log` a path,
     /// `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a
     /// time, `PST` or (in a question about the time) `Sydney` a time zone, `Dana's` a user,
-    /// `:tada:` a reaction, `+4915112345678` a phone, and a chat id (`U024BE7LH`) a user or channel.
+    /// `:tada:` a reaction, `+4915112345678` a phone, a chat id (`U024BE7LH`) a user or channel,
+    /// a GitHub node id (`PRRT_kwDO...`) what its prefix says, `customfield_10016` a field,
+    /// `att44556` an attachment, and `Escape` or `ctrl+k` a key.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
         self.distinct(|kind, _| kind)
     }
@@ -394,7 +400,17 @@ fn for_each_entity<'a>(
             push(chunk, "reaction", "");
             continue;
         }
-        if is_key_chord(&lower[i]) {
+        if let Some(kinds) = github_node_kinds(chunk) {
+            for kind in kinds {
+                push(chunk, kind, "");
+            }
+            continue;
+        }
+        if let Some(kind) = atlassian_id_kind(chunk) {
+            push(chunk, kind, "");
+            continue;
+        }
+        if is_key_chord(&lower[i]) || is_key_name(chunk) {
             // `ctrl+shift+p`, `cmd-k`: a key combination, which is pressed.
             push(chunk, "key", "");
             continue;

@@ -278,11 +278,78 @@ pub(super) fn chat_id_kind(chunk: &str) -> Option<&'static str> {
         _ => return None,
     };
     let rest = &chunk[1..];
-    let ok = (8..=10).contains(&rest.len())
+    let ok = (6..=10).contains(&rest.len())
         && rest.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
         && rest.bytes().filter(u8::is_ascii_digit).count() >= 2
         && rest.bytes().filter(u8::is_ascii_uppercase).count() >= 2;
     ok.then_some(kind)
+}
+
+/// What a GitHub GraphQL node id names, by its type prefix (`PRRT_kwDOAbc123` a pull request
+/// review thread, `DC_kwDO99` a discussion comment, `I_kwDOA1` an issue): the words tools use
+/// for that kind of object. Ids of the current format only (`kwDO`, `kgDO`, ... after the `_`).
+pub(super) fn github_node_kinds(chunk: &str) -> Option<&'static [&'static str]> {
+    let (prefix, id) = chunk.split_once('_')?;
+    let formed = id.len() >= 4
+        && id.starts_with('k')
+        && id.as_bytes().get(2) == Some(&b'D')
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !formed {
+        return None;
+    }
+    Some(match prefix {
+        "I" => &["issue"],
+        "IC" => &["issue", "comment"],
+        "PR" => &["pull"],
+        "PRR" => &["review"],
+        "PRRC" => &["review", "comment"],
+        "PRRT" => &["review", "thread"],
+        "D" => &["discussion"],
+        "DC" => &["discussion", "comment"],
+        "R" => &["repository"],
+        "U" => &["user"],
+        "O" => &["organization"],
+        "PVT" => &["project"],
+        "MI" => &["milestone"],
+        "LA" => &["label"],
+        "RE" => &["release"],
+        "REF" => &["branch"],
+        "C" => &["commit"],
+        _ => return None,
+    })
+}
+
+/// What an id in an Atlassian product's own form names: `customfield_10016` a Jira field,
+/// `att44556` a Confluence attachment.
+pub(super) fn atlassian_id_kind(chunk: &str) -> Option<&'static str> {
+    let digits = |s: &str| s.len() >= 3 && s.bytes().all(|b| b.is_ascii_digit());
+    let lower = chunk.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("customfield_") {
+        return (rest.is_empty() || digits(rest)).then_some("field");
+    }
+    lower.strip_prefix("att").is_some_and(digits).then_some("attachment")
+}
+
+/// A key named the way keyboard tools name it, capitalised (`Escape`, `Enter`, `ArrowDown`,
+/// `PageUp`, `F5`): ambiguous lower-case words (`tab`, `home`, `end`, `space`) are left out.
+pub(super) fn is_key_name(chunk: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "ArrowDown",
+        "ArrowLeft",
+        "ArrowRight",
+        "ArrowUp",
+        "Backspace",
+        "Enter",
+        "Esc",
+        "Escape",
+        "PageDown",
+        "PageUp",
+    ];
+    KEYS.contains(&chunk)
+        || chunk
+            .strip_prefix('F')
+            .and_then(|n| n.parse::<u8>().ok())
+            .is_some_and(|n| (1..=12).contains(&n) && !chunk[1..].starts_with('0'))
 }
 
 /// A commit hash: 7 (git's shortest abbreviation) to 40 hex digits, at least two of them digits

@@ -250,4 +250,38 @@ fn a_key_combination_is_pressed() {
     assert_eq!(top(&browser, "hit cmd-k"), "browser:press_key");
     // `control-plane` is no key combination.
     assert_ne!(top(&browser, "control-plane page"), "browser:press_key");
+    // A key named as keyboard tools name it, capitalised.
+    assert_eq!(top(&browser, "the modal won't close, try dismissing it with Escape"), "browser:press_key");
+    assert_eq!(top(&browser, "then ArrowDown twice"), "browser:press_key");
+    // Not the word: escaping text is no key press.
+    assert_ne!(top(&browser, "escape the quotes in the input text"), "browser:press_key");
+}
+
+#[test]
+fn product_ids_name_what_they_are() {
+    let forge = catalog(&[
+        ("forge", "resolve_review_thread", "Resolve a review thread on a pull request"),
+        ("forge", "add_discussion_comment", "Add a comment to a discussion"),
+        ("forge", "update_issue", "Update an issue: title, body, state"),
+        ("forge", "get_issue_comment", "Get a comment on an issue"),
+        ("wiki", "download_attachment", "Download an attachment of a page"),
+        ("wiki", "get_page", "Get a page of the wiki"),
+        ("tracker", "search_fields", "Search the fields of the tracker by name"),
+        ("tracker", "get_issue", "Get an issue by its key"),
+        ("chat", "get_user_profile", "Get a user's profile: title, status, timezone"),
+        ("chat", "get_channel_history", "Get the recent messages of a channel"),
+    ]);
+    // GitHub node ids: the prefix says what the object is.
+    assert_eq!(top(&forge, "PRRT_kwDOAbc123 needs closing out"), "forge:resolve_review_thread");
+    assert_eq!(top(&forge, "answer DC_kwDO99 with 'fixed in 2.3'"), "forge:add_discussion_comment");
+    assert_eq!(top(&forge, "what does IC_kwDOA1b2 say"), "forge:get_issue_comment");
+    // A name with an underscore is no node id.
+    assert_ne!(top(&forge, "what does IC_total say"), "forge:get_issue_comment");
+    // Atlassian ids: a Confluence attachment, a Jira custom field.
+    assert_eq!(top(&forge, "att44556 as a PDF please"), "wiki:download_attachment");
+    assert_eq!(top(&forge, "which customfield_ is Story Points"), "tracker:search_fields");
+    assert_eq!(top(&forge, "customfield_10016 meaning"), "tracker:search_fields");
+    // A Slack user id, as short as the workspace's own.
+    assert_eq!(top(&forge, "U02ABCD: tz and phone number"), "chat:get_user_profile");
+    assert_eq!(top(&forge, "latest in C02XY9Z"), "chat:get_channel_history");
 }
