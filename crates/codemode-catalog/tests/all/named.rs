@@ -60,6 +60,14 @@ fn the_name_of_a_thing_is_not_a_word_of_the_ask() {
     assert_eq!(top(&desk, "resource-group listing"), "cloud:list_resource_groups");
     // The value of `key=value` is a name; the key stays a word.
     assert!(top(&desk, "timezone=Europe/Paris").starts_with("clock:"));
+    // A part that is no word (`hm`) makes the whole a coined name: `checkout` is not the ask.
+    let health = catalog(&[
+        ("vcs", "checkout_branch", "Switch the working tree to a branch"),
+        ("cloud", "get_health_entity", "Get the health state of an entity of a health model"),
+    ]);
+    assert_eq!(top(&health, "is payments-api green or red in hm-checkout"), "cloud:get_health_entity");
+    // Words on both sides stay words (`read-only`, `checkout-branch`).
+    assert_eq!(top(&health, "a checkout-branch for me"), "vcs:checkout_branch");
 }
 
 #[test]
