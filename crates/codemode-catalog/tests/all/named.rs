@@ -65,6 +65,7 @@ fn the_name_of_a_thing_is_not_a_word_of_the_ask() {
         ("vcs", "checkout_branch", "Switch the working tree to a branch"),
         ("cloud", "get_health_entity", "Get the health state of an entity of a health model"),
     ]);
+    assert_eq!(top(&health, "state of hm-checkout"), "cloud:get_health_entity");
     assert_eq!(top(&health, "is payments-api green or red in hm-checkout"), "cloud:get_health_entity");
     // Words on both sides stay words (`read-only`, `checkout-branch`).
     assert_eq!(top(&health, "a checkout-branch for me"), "vcs:checkout_branch");
