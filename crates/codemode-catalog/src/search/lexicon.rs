@@ -18,11 +18,22 @@ pub enum VerbClass {
     Delete,
 }
 
+/// What a write verb does to the thing it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteKind {
+    /// Makes a new one (create, add, open, file).
+    Create,
+    /// Changes one that exists (update, rename, set, move).
+    Change,
+}
+
 /// What one [vocabulary] group is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GroupKind {
     /// An action-verb class.
     Verb(VerbClass),
+    /// Write verbs of one [`WriteKind`] (each also in the write class).
+    WriteKind(WriteKind),
     /// Multi-word forms of one concept (the first is the indexed form).
     Phrase,
     /// Synonyms.
@@ -72,6 +83,14 @@ pub(super) fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             "verb write" => {
                 (GroupKind::Verb(VerbClass::Write), body.split_whitespace().map(str::to_owned).collect())
             }
+            "write create" => (
+                GroupKind::WriteKind(WriteKind::Create),
+                body.split_whitespace().map(str::to_owned).collect(),
+            ),
+            "write change" => (
+                GroupKind::WriteKind(WriteKind::Change),
+                body.split_whitespace().map(str::to_owned).collect(),
+            ),
             "verb delete" => {
                 (GroupKind::Verb(VerbClass::Delete), body.split_whitespace().map(str::to_owned).collect())
             }
@@ -86,7 +105,9 @@ pub(super) fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
             _ => continue,
         };
         let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
-        if words.len() >= 2 || matches!(kind, GroupKind::Verb(_) | GroupKind::Alias(_)) {
+        if words.len() >= 2
+            || matches!(kind, GroupKind::Verb(_) | GroupKind::WriteKind(_) | GroupKind::Alias(_))
+        {
             groups.push(VocabularyGroup { kind, words });
         }
     }
@@ -110,6 +131,8 @@ pub(super) struct Lexicon {
     pub(super) asks: Vec<(Vec<String>, Vec<String>)>,
     /// Shorthands (lower-case words) -> the words they stand for.
     pub(super) aliases: HashMap<String, String>,
+    /// Stemmed write verb -> what it does to its thing.
+    pub(super) write_kinds: HashMap<String, WriteKind>,
 }
 
 pub(super) fn lexicon() -> &'static Lexicon {
@@ -123,6 +146,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
             phrase_starts: HashMap::new(),
             asks: Vec::new(),
             aliases: HashMap::new(),
+            write_kinds: HashMap::new(),
         };
         let mut add = |from: &str, to: &str, weight: f64| {
             if from == to {
@@ -194,6 +218,11 @@ pub(super) fn lexicon() -> &'static Lexicon {
                         if !words.is_empty() {
                             asks.push((words, terms.clone()));
                         }
+                    }
+                }
+                GroupKind::WriteKind(kind) => {
+                    for w in &group.words {
+                        lexicon.write_kinds.insert(stem(w), *kind);
                     }
                 }
                 GroupKind::Alias(forms) => {

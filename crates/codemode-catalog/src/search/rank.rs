@@ -19,6 +19,9 @@ use super::{
     MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, OWNER_IDF_SHARE, SUPPRESS,
 };
 
+/// The factor of a tool that makes a new thing for an ask to change one, and the reverse.
+const KIND_FACTOR: f64 = 0.85;
+
 /// The [`SUPPRESS`] fields as a field mask.
 const SUPPRESS_MASK: u8 = {
     let mut mask = 0u8;
@@ -254,6 +257,11 @@ impl SearchIndex {
         };
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
+        // A write ask makes a new thing or changes one: the first write verb of the query says which.
+        let write_kinds = &lexicon().write_kinds;
+        let ask_kind = (class == Some(VerbClass::Write))
+            .then(|| query_tokens.iter().find_map(|t| write_kinds.get(&t.term)))
+            .flatten();
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: FxHashMap<u32, f64> = FxHashMap::default();
         for word in &all_expansions {
@@ -404,6 +412,11 @@ impl SearchIndex {
                 * verb_factor(class, self.classes[doc])
                 * self.name_coverage(doc, &matched_terms, if read_ask { self.verb_terms[doc] } else { None })
                 * (1.0 + ADJACENT_BONUS * adjacent[doc]);
+            let tool_kind = self.verb_terms[doc].and_then(|id| write_kinds.get(&self.terms[id as usize]));
+            let score = match (ask_kind, tool_kind) {
+                (Some(a), Some(t)) if a != t => score * KIND_FACTOR,
+                _ => score,
+            };
             ranked.push((score, doc));
         }
         if !self.owners.size_prior.is_empty() {

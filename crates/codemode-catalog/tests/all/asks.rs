@@ -192,3 +192,42 @@ fn a_confirm_box_is_a_dialog_and_overwriting_writes() {
     assert_eq!(top_id(&browser, "say yes to the confirm box"), "browser:handle_dialog");
     assert_eq!(top_id(&browser, "overwrite notes.txt entirely"), "files:write_file");
 }
+
+#[test]
+fn an_ask_to_change_a_thing_prefers_tools_that_change_one() {
+    // The update tool is listed second: without the kinds, the two tie and the first wins.
+    let wiki = owned(&[
+        ("wiki", "create_page", "Create a page in a space"),
+        ("wiki", "update_page", "Update a page in a space"),
+        ("wiki", "get_page", "Get a page in a space"),
+    ]);
+    for query in ["retitle the page in the space", "rename the page", "move the page to another space"] {
+        assert_eq!(top_id(&wiki, query), "wiki:update_page", "{query:?}");
+    }
+    let wiki = owned(&[
+        ("wiki", "update_page", "Update a page in a space"),
+        ("wiki", "create_page", "Create a page in a space"),
+    ]);
+    for query in ["clone the page", "file a page in the space"] {
+        assert_eq!(top_id(&wiki, query), "wiki:create_page", "{query:?}");
+    }
+}
+
+#[test]
+fn write_kinds_are_write_verbs() {
+    use codemode_catalog::search::{GroupKind, vocabulary};
+    let groups = vocabulary();
+    let writes: Vec<&String> = groups
+        .iter()
+        .filter(|g| g.kind == GroupKind::Verb(codemode_catalog::search::VerbClass::Write))
+        .flat_map(|g| &g.words)
+        .collect();
+    let mut kinds = 0;
+    for group in groups.iter().filter(|g| matches!(g.kind, GroupKind::WriteKind(_))) {
+        kinds += 1;
+        for w in &group.words {
+            assert!(writes.contains(&w), "{w:?} of {:?} is no write verb", group.kind);
+        }
+    }
+    assert_eq!(kinds, 2, "a create and a change group");
+}
