@@ -112,21 +112,19 @@ impl SearchIndex {
         let word = token.word.as_str();
         let word_len = word.len();
         let alphabetic = word.bytes().all(|b| b.is_ascii_lowercase());
-        if exact.is_none() && !self.known_words.contains_key(word) && word_len >= 4 && alphabetic {
+        // A word English has is taken as written: one edit from another word, it is most often
+        // that word all the same (`last` is no `list`, `sitting` no `setting`, `black` no `back`).
+        let english = wordnet::wordnet_relatives(term).next().is_some();
+        if exact.is_none() && !self.known_words.contains_key(word) && word_len >= 4 && alphabetic && !english
+        {
             // The word as written, and its stem: a typo in an inflected word (`asigned`) is one
             // edit from the form the catalog has (`assign`) only once both lose the ending.
             // One edit on the stem, of five letters or more.
             let stemmed = (term != word && term.len() >= 5 && term.bytes().all(|b| b.is_ascii_lowercase()))
                 .then_some(term);
-            let english = wordnet::wordnet_relatives(term).next().is_some();
             for form in std::iter::once(word).chain(stemmed) {
                 let max = if form == word && word_len >= 8 { 2 } else { 1 };
                 for (candidate, d) in self.typo_neighbours(form, max) {
-                    // A word of a folded phrase is the neighbour only of a word English does not
-                    // have (`consle`, not `black` for the `back` of `go back`).
-                    if candidate.part && english {
-                        continue;
-                    }
                     let weight = if d <= 1 { FUZZY1_WEIGHT } else { FUZZY2_WEIGHT };
                     add(&mut out, candidate.term, weight, Kind::Near);
                 }

@@ -47,15 +47,13 @@ pub(super) struct Posting {
     pub(super) rest: f64,
 }
 
-/// An indexed word as a typo target: its term, its letter mask (to skip far candidates), and
-/// whether it is a word of a folded vocabulary phrase (its term is the phrase's; only a word
-/// English does not have is its typo).
+/// An indexed word as a typo target: its term (for a word of a folded vocabulary phrase, the
+/// phrase's) and its letter mask (to skip far candidates).
 #[derive(Clone, Debug, Default)]
 pub(super) struct TypoWord {
     pub(super) word: String,
     pub(super) term: u32,
     pub(super) mask: u64,
-    pub(super) part: bool,
 }
 
 /// The prebuilt index over one set of entries.
@@ -164,7 +162,7 @@ impl SearchIndex {
                             {
                                 let word = words.word(w);
                                 if word.bytes().all(|b| b.is_ascii_lowercase()) {
-                                    index.add_typo_word(word, id, true);
+                                    index.add_typo_word(word, id);
                                 }
                             }
                             continue;
@@ -182,7 +180,7 @@ impl SearchIndex {
                             && !index.known_words.contains_key(word)
                         {
                             index.known_words.insert(word.to_owned(), id);
-                            index.add_typo_word(word, id, false);
+                            index.add_typo_word(word, id);
                         }
                         tf.entry(id).or_insert([0.0; FIELDS])[f] += 1.0;
                         len[f] += 1.0;
@@ -272,12 +270,12 @@ impl SearchIndex {
     }
 
     /// Registers `word` as a typo target for `term` (see [`TypoWord`]).
-    fn add_typo_word(&mut self, word: &str, term: u32, part: bool) {
+    fn add_typo_word(&mut self, word: &str, term: u32) {
         let n = word.len();
         if self.words_by_len.len() <= n {
             self.words_by_len.resize(n + 1, Vec::new());
         }
-        self.words_by_len[n].push(TypoWord { word: word.to_owned(), term, mask: letter_mask(word), part });
+        self.words_by_len[n].push(TypoWord { word: word.to_owned(), term, mask: letter_mask(word) });
     }
 
     /// The typo targets within `max` edits of `form`, with their distances.

@@ -212,7 +212,12 @@ pub(super) fn lexicon() -> &'static Lexicon {
                     }
                 }
                 GroupKind::Ask(forms) => {
-                    let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
+                    let mut terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
+                    // Words side by side that form a phrase (`audit log`) also ask for the
+                    // phrase, which the index holds as one term.
+                    for pair in group.words.windows(2) {
+                        terms.push(format!("{}{}", stem(&pair[0]), stem(&pair[1])));
+                    }
                     for form in forms {
                         let words: Vec<String> = form.split_whitespace().map(str::to_owned).collect();
                         if !words.is_empty() {

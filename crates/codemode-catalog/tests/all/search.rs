@@ -430,6 +430,29 @@ fn a_typo_in_a_word_of_a_vocabulary_phrase_finds_the_phrase() {
 }
 
 #[test]
+fn a_word_english_has_is_no_typo() {
+    // `last` is one edit from `list`, `sitting` from `setting`: each is the word it is.
+    let catalog = Catalog::build(
+        vec![
+            owned_tool("flags", "list_feature_flags", "List the feature flags of a project"),
+            owned_tool("flags", "get_audit_log_entries", "Get the audit log entries: who changed what"),
+            owned_tool("flags", "get_settings", "Get the settings of a project"),
+        ],
+        &CatalogOptions::default(),
+    );
+    let hits = catalog.search_hits("who changed the checkout flag last week", 1);
+    assert_eq!(hits[0].entry.id, "openclaw:flags:get_audit_log_entries", "{}", hits[0].matched);
+    for query in ["last", "sitting"] {
+        let hits = catalog.search_hits(query, 3);
+        assert!(
+            hits.iter().all(|h| h.score == 0.0),
+            "{query}: {:?}",
+            hits.iter().map(|h| &h.matched).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
 fn a_typo_of_a_vocabulary_word_reads_as_the_word() {
     // The catalog has none of `decommission`, `retitle` or `transcribe`: the vocabulary does, and
     // a typo of one reads as it (a delete verb, a rename, speech to text).
