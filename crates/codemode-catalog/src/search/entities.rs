@@ -252,7 +252,8 @@ impl<'a> Named<'a> {
     /// time, `PST` or (in a question about the time) `Sydney` a time zone, `Dana's` a user,
     /// `:tada:` a reaction, `+4915112345678` a phone, a chat id (`U024BE7LH`) a user or channel,
     /// a GitHub node id (`PRRT_kwDO...`) what its prefix says, `customfield_10016` a field,
-    /// `att44556` an attachment, and `Escape` or `ctrl+k` a key.
+    /// `att44556` an attachment, `Escape` or `ctrl+k` a key, `Done` or `In Review` a status,
+    /// and `2 plus 3` a sum.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
         self.distinct(|kind, _| kind)
     }
@@ -366,6 +367,10 @@ fn for_each_entity<'a>(
         {
             // The query's text in a query language names what it searches for.
             push(chunk, if i == start { kind } else { "" }, "");
+            continue;
+        }
+        if let Some(kind) = workflow_status(&chunks, i).or_else(|| arithmetic(&lower, i)) {
+            push(chunk, kind, "");
             continue;
         }
         if is_search_qualifier(&lower[i]) {
@@ -629,6 +634,32 @@ fn for_each_entity<'a>(
         f(&query[start..end], "timezone", "");
         i += matched;
     }
+}
+
+/// A workflow status named as trackers name it, capitalised (`Done`, `In Progress`, `In Review`,
+/// `To Do`): the chunk at `i` is such a name or its last word.
+fn workflow_status(chunks: &[&str], i: usize) -> Option<&'static str> {
+    let previous = i.checked_sub(1).map(|j| chunks[j]);
+    let named = match chunks[i] {
+        "Done" => true,
+        "Progress" | "Review" => previous == Some("In"),
+        "Do" => previous == Some("To"),
+        _ => false,
+    };
+    named.then_some("status")
+}
+
+/// Two numbers to add (`add 2 and 3`, `1843 plus 299`, `17 + 25`): the first names a sum.
+fn arithmetic(lower: &[String], i: usize) -> Option<&'static str> {
+    let number = |j: usize| lower.get(j).is_some_and(|w| !w.is_empty() && w.parse::<f64>().is_ok());
+    let joined = match lower.get(i + 1).map(String::as_str) {
+        Some("plus" | "+") => true,
+        Some("and") => {
+            i.checked_sub(1).is_some_and(|j| matches!(lower[j].as_str(), "add" | "sum" | "adding"))
+        }
+        _ => false,
+    };
+    (number(i) && joined && number(i + 2)).then_some("sum")
 }
 
 /// Whether English (WordNet) or the search vocabulary has a word, in any inflection.

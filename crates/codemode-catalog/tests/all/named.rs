@@ -294,3 +294,24 @@ fn product_ids_name_what_they_are() {
     assert_eq!(top(&forge, "U02ABCD: tz and phone number"), "chat:get_user_profile");
     assert_eq!(top(&forge, "latest in C02XY9Z"), "chat:get_channel_history");
 }
+
+#[test]
+fn a_workflow_status_and_a_sum_name_what_they_are() {
+    let desk = catalog(&[
+        ("tracker", "move_issue", "Move an issue to another project"),
+        ("tracker", "transition_issue", "Transition an issue to a new status"),
+        ("tracker", "create_issue", "Create an issue"),
+        ("demo", "get_sum", "Returns the sum of two numbers"),
+        ("demo", "list_items", "List the items, a page at a time"),
+    ]);
+    // `Done`, `In Review`: a status, which an issue moves to by a transition.
+    assert_eq!(top(&desk, "push ENG-5 to Done"), "tracker:transition_issue");
+    assert_eq!(top(&desk, "kick KAN-7 over to In Review"), "tracker:transition_issue");
+    // Not the words: `done` in lower case, `in progress` as prose.
+    assert_ne!(top(&desk, "move ENG-5 to PAY when done"), "tracker:transition_issue");
+    // Two numbers joined by `plus`, or added: a sum.
+    assert_eq!(top(&desk, "add 2 and 3"), "demo:get_sum");
+    assert_eq!(top(&desk, "1843 plus 299?"), "demo:get_sum");
+    // Numbers that are not added: pages of a list.
+    assert_eq!(top(&desk, "items on pages 2 and 3"), "demo:list_items");
+}
