@@ -212,12 +212,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
                     }
                 }
                 GroupKind::Ask(forms) => {
-                    let mut terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
-                    // Words side by side that form a phrase (`audit log`) also ask for the
-                    // phrase, which the index holds as one term.
-                    for pair in group.words.windows(2) {
-                        terms.push(format!("{}{}", stem(&pair[0]), stem(&pair[1])));
-                    }
+                    let terms: Vec<String> = group.words.iter().map(|w| stem(w)).collect();
                     for form in forms {
                         let words: Vec<String> = form.split_whitespace().map(str::to_owned).collect();
                         if !words.is_empty() {
@@ -257,6 +252,21 @@ pub(super) fn lexicon() -> &'static Lexicon {
             }
         }
         phrases.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        // An ask's words that are a phrase's form (`authenticated`, or `audit log` side by side)
+        // also ask for the phrase, which the index holds as one term.
+        for (_, terms) in &mut asks {
+            let mut folded = Vec::new();
+            for (form, canonical) in &phrases {
+                if terms.windows(form.len()).any(|w| w == form.as_slice()) && !terms.contains(canonical) {
+                    folded.push(canonical.clone());
+                }
+            }
+            for term in folded {
+                if !terms.contains(&term) {
+                    terms.push(term);
+                }
+            }
+        }
         for (i, (form, _)) in phrases.iter().enumerate() {
             if let Some(first) = form.first() {
                 lexicon.phrase_starts.entry(first.clone()).or_default().push(i);

@@ -231,3 +231,17 @@ fn write_kinds_are_write_verbs() {
     }
     assert_eq!(kinds, 2, "a create and a change group");
 }
+
+#[test]
+fn an_ask_for_a_phrase_word_finds_the_phrase() {
+    // `authenticated` is a form of the `sign in` phrase, `audit log` its own phrase: the asks that
+    // name them (`whose token`, `who changed`) reach tools whose text holds the phrase.
+    let forge = owned(&[
+        ("forge", "get_me", "Get details of the authenticated user"),
+        ("forge", "search_users", "Search users by name or account"),
+        ("flags", "get_audit_log", "Get the audit log of an account"),
+        ("flags", "list_flags", "List the flags of an account"),
+    ]);
+    assert_eq!(top_id(&forge, "whose token is this"), "forge:get_me");
+    assert_eq!(top_id(&forge, "who changed the pricing flag"), "flags:get_audit_log");
+}
