@@ -674,7 +674,7 @@ fn search_respects_config_defaults() {
 
 // ---- the labelled intent set (data/search-intents.json) ----
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use codemode_catalog::search::{stem, vocabulary};
 
@@ -1084,6 +1084,34 @@ fn vocabulary_groups_are_general() {
             "group {:?} is tied to one place: {tools} tools in {catalogs:?}",
             group.words
         );
+    }
+}
+
+#[test]
+fn no_synonym_is_lost_to_a_phrase() {
+    // A word that is a phrase's form is indexed as the phrase: as a synonym it would match
+    // nothing, unless the phrase's term is the word itself (`event hub` is held as `eventhub`).
+    use codemode_catalog::search::{GroupKind, stem, vocabulary};
+    let mut forms: HashMap<String, String> = HashMap::new();
+    for group in vocabulary().iter().filter(|g| g.kind == GroupKind::Phrase) {
+        let canonical: String = group.words[0].split_whitespace().map(stem).collect();
+        for form in &group.words[1..] {
+            if !form.contains(' ') {
+                forms.insert(stem(form), canonical.clone());
+            }
+        }
+    }
+    for group in vocabulary().iter().filter(|g| g.kind == GroupKind::Synonyms) {
+        for w in &group.words {
+            let term = stem(w);
+            if let Some(canonical) = forms.get(&term) {
+                assert_eq!(
+                    &term, canonical,
+                    "synonym {w:?} of {:?} is a form of the phrase {canonical:?}",
+                    group.words
+                );
+            }
+        }
     }
 }
 
