@@ -280,13 +280,25 @@ impl<'a> Named<'a> {
     /// `notes.txt`, `general` of `#general`, `ops` of `OPS-7`, `web` of `web-01`) are names, not
     /// words of the ask. The query itself when nothing else is left.
     pub(super) fn stripped(&self) -> std::borrow::Cow<'a, str> {
-        if self.things.is_empty() {
+        let quoted = quoted_spans(self.query);
+        if self.things.is_empty() && quoted.is_empty() {
             return std::borrow::Cow::Borrowed(self.query);
         }
         let mut text = self.query.to_owned();
         for &(chunk, _, _) in &self.things {
             if let Some(at) = text.find(chunk) {
                 text.replace_range(at..at + chunk.len(), &" ".repeat(chunk.len()));
+            }
+        }
+        // A quoted value (`'fixed in 2.3'`, `"Q3 Plan"`, `'support-bot'`, `'fix null check'`) is a
+        // title, message or name to use. One or two plain lower-case words (`'request changes'`,
+        // `'pending'`) may be a value the tools name, and stay.
+        for (start, end) in quoted {
+            let inner = &self.query[start + 1..end - 1];
+            let plain = inner.split_whitespace().count() <= 2
+                && inner.chars().all(|c| c.is_ascii_lowercase() || c == ' ');
+            if !plain {
+                text.replace_range(start..end, &" ".repeat(end - start));
             }
         }
         // With nothing else left, a query in a query language (a JQL filter) searches what it
@@ -634,6 +646,43 @@ fn for_each_entity<'a>(
         f(&query[start..end], "timezone", "");
         i += matched;
     }
+}
+
+/// The byte spans of quoted values in a query, quotes included: text between a pair of `"`, `'`,
+/// `` ` ``, or curly quotes, where the opening quote starts a word and the closing one ends it
+/// (`Dana's` and `don't` hold no quote).
+fn quoted_spans(query: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let chars: Vec<(usize, char)> = query.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        let close = match c {
+            '"' | '\'' | '`' => c,
+            '\u{2018}' => '\u{2019}',
+            '\u{201c}' => '\u{201d}',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let opens = i == 0 || !chars[i - 1].1.is_alphanumeric();
+        let found = opens
+            .then(|| {
+                (i + 2..chars.len()).find(|&j| {
+                    chars[j].1 == close && chars.get(j + 1).is_none_or(|&(_, n)| !n.is_alphanumeric())
+                })
+            })
+            .flatten();
+        match found {
+            Some(j) => {
+                spans.push((at, chars[j].0 + chars[j].1.len_utf8()));
+                i = j + 1;
+            }
+            None => i += 1,
+        }
+    }
+    spans
 }
 
 /// A workflow status named as trackers name it, capitalised (`Done`, `In Progress`, `In Review`,

@@ -315,3 +315,29 @@ fn a_workflow_status_and_a_sum_name_what_they_are() {
     // Numbers that are not added: pages of a list.
     assert_eq!(top(&desk, "items on pages 2 and 3"), "demo:list_items");
 }
+
+#[test]
+fn a_quoted_value_is_no_word_of_the_ask() {
+    let desk = catalog(&[
+        ("flags", "create_feature_flag", "Create a new feature flag"),
+        ("vcs", "git_checkout", "Switches branches"),
+        ("forum", "add_discussion_comment", "Add a comment to a discussion"),
+        ("forge", "submit_review", "Submit a pending review: approve, comment or request changes"),
+    ]);
+    // The message to post is a value: its words (`new flag`, `checkout`, `switches branches`)
+    // match nothing.
+    let hits = desk.search_hits("comment 'new flag, checkout switches branches now' on discussion 7", 3);
+    assert_eq!(hits[0].entry.name, "add_discussion_comment", "{hits:#?}");
+    for hit in &hits {
+        for word in ["flag", "checkout", "switch", "branch"] {
+            assert!(!hit.matched.contains(word), "{word}: {hits:#?}");
+        }
+    }
+    // One or two plain lower-case words may be a value the tools name.
+    let hits = desk.search_hits("send my pending review off as 'request changes'", 1);
+    assert_eq!(hits[0].entry.name, "submit_review", "{hits:#?}");
+    assert!(hits[0].matched.contains("request"), "{}", hits[0].matched);
+    // An apostrophe is no quote.
+    let hits = desk.search_hits("don't create Dana's flag yet", 1);
+    assert_eq!(hits[0].entry.name, "create_feature_flag", "{hits:#?}");
+}
