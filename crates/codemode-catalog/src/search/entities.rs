@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
-    is_clock_time, is_commit_hash, is_email, is_emoji_code, is_ip_address, is_iso_date, is_key_name,
-    is_phone_number, is_search_qualifier, media_kind, query_language,
+    is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_ip_address, is_iso_date,
+    is_key_name, is_phone_number, is_search_qualifier, media_kind, query_language,
 };
 
 /// Places a time question names (`places.txt`: zone cities, countries, US states, big cities).
@@ -331,10 +331,12 @@ pub(super) fn is_shape_term(term: &str) -> bool {
 /// and product names (`e.g.`, `Node.js`), not examples of a value.
 pub(super) fn shape_terms(text: &str) -> Vec<String> {
     let mut out: Vec<&'static str> = Vec::new();
-    // Every indexed form has one of these bytes (`-` of a key, `:` of a URL, `#`, `@`) or `www.`;
-    // only such chunks are looked at, the whole text through.
+    // Every indexed form has one of these bytes (`-` of a key, `:` of a URL, `#`, `@`), `www.`,
+    // or is a duration (`1h`); only such chunks are looked at, the whole text through.
     let candidate = |chunk: &&str| {
-        chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@')) || chunk.contains("www.")
+        chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@'))
+            || chunk.contains("www.")
+            || is_duration(&chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase())
     };
     for chunk in text.split_whitespace().filter(candidate) {
         for_each_entity(chunk, &|_| true, |_, _, shape| {
@@ -541,6 +543,23 @@ fn for_each_entity<'a>(
         }
         if is_commit_hash(chunk) {
             push(chunk, "commit", "");
+            continue;
+        }
+        // `3h against OPS-7`: time spent (a worklog), written the way trackers take it; `the
+        // last 3h` or `1h granularity` is a window of time, which stays a word of the ask.
+        let window = i.checked_sub(1).is_some_and(|j| {
+            matches!(
+                lower[j].as_str(),
+                "last" | "past" | "over" | "within" | "every" | "next" | "in" | "after" | "for"
+            )
+        }) || lower.get(i + 1).is_some_and(|w| {
+            matches!(
+                w.as_str(),
+                "ago" | "granularity" | "interval" | "intervals" | "resolution" | "window" | "bins"
+            )
+        });
+        if is_duration(&lower[i]) && !window {
+            push(chunk, "worklog", "duration");
             continue;
         }
         if is_clock_time(chunk)

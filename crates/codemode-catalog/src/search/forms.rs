@@ -352,6 +352,24 @@ pub(super) fn is_key_name(chunk: &str) -> bool {
             .is_some_and(|n| (1..=12).contains(&n) && !chunk[1..].starts_with('0'))
 }
 
+/// A duration written as time trackers write it: `3h`, `30m`, `1d`, `2.5h`, `1h30m`, `45min`.
+pub(super) fn is_duration(lower: &str) -> bool {
+    let mut rest = lower;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+        if digits == 0 || !rest.as_bytes()[0].is_ascii_digit() {
+            return false;
+        }
+        rest = &rest[digits..];
+        let unit = ["hrs", "hr", "h", "mins", "min", "m", "d", "w"].iter().find(|u| rest.starts_with(**u));
+        let Some(unit) = unit else { return false };
+        rest = &rest[unit.len()..];
+        parts += 1;
+    }
+    parts >= 1
+}
+
 /// A commit hash: 7 (git's shortest abbreviation) to 40 hex digits, at least two of them digits
 /// and one a letter. Shorter ones (`abc123`) are as often a session or record id.
 pub(super) fn is_commit_hash(chunk: &str) -> bool {

@@ -341,3 +341,18 @@ fn a_quoted_value_is_no_word_of_the_ask() {
     let hits = desk.search_hits("don't create Dana's flag yet", 1);
     assert_eq!(hits[0].entry.name, "create_feature_flag", "{hits:#?}");
 }
+
+#[test]
+fn time_spent_is_a_worklog_and_a_window_is_not() {
+    let desk = catalog(&[
+        ("tracker", "add_worklog", "Add a worklog entry to an issue. time_spent: e.g. '1h 30m', '4h'"),
+        ("tracker", "add_comment", "Add a comment to an issue"),
+        ("tracker", "get_issue", "Get an issue"),
+        ("logs", "query_logs", "Query the logs of a workspace over a time range"),
+    ]);
+    assert_eq!(top(&desk, "book 3h against OPS-441 for yesterday's on-call"), "tracker:add_worklog");
+    assert_eq!(top(&desk, "put 1h30m on OPS-9"), "tracker:add_worklog");
+    // A window of time is no time spent.
+    assert_ne!(top(&desk, "errors on OPS-9 over the last 3h"), "tracker:add_worklog");
+    assert_ne!(top(&desk, "OPS-9 log lines at 1h granularity"), "tracker:add_worklog");
+}
