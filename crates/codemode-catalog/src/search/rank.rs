@@ -257,10 +257,17 @@ impl SearchIndex {
         };
         let class = query_class(text);
         let read_ask = class == Some(VerbClass::Read);
-        // A write ask makes a new thing or changes one: the first write verb of the query says which.
+        // A write ask makes a new thing or changes one: the query's first verb says which (not a
+        // later `new` of `the new checkout`).
         let write_kinds = &lexicon().write_kinds;
         let ask_kind = (class == Some(VerbClass::Write))
-            .then(|| query_tokens.iter().find_map(|t| write_kinds.get(&t.term)))
+            .then(|| {
+                let verbs = &lexicon().verb_terms;
+                query_tokens
+                    .iter()
+                    .find(|t| verbs.contains_key(&t.term))
+                    .and_then(|t| write_kinds.get(&t.term))
+            })
             .flatten();
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: FxHashMap<u32, f64> = FxHashMap::default();
