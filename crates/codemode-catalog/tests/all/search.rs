@@ -432,16 +432,13 @@ fn a_typo_in_a_word_of_a_vocabulary_phrase_finds_the_phrase() {
 #[test]
 fn a_word_english_has_is_no_typo() {
     // `last` is one edit from `list`, `sitting` from `setting`: each is the word it is.
-    let catalog = Catalog::build(
-        vec![
-            owned_tool("flags", "list_feature_flags", "List the feature flags of a project"),
-            owned_tool("flags", "get_audit_log_entries", "Get the audit log entries: who changed what"),
-            owned_tool("flags", "get_settings", "Get the settings of a project"),
-        ],
-        &CatalogOptions::default(),
-    );
+    let catalog = crate::support::small_catalog(&[
+        ("flags", "list_feature_flags", "List the feature flags of a project"),
+        ("flags", "get_audit_log_entries", "Get the audit log entries: who changed what"),
+        ("flags", "get_settings", "Get the settings of a project"),
+    ]);
     let hits = catalog.search_hits("who changed the checkout flag last week", 1);
-    assert_eq!(hits[0].entry.id, "openclaw:flags:get_audit_log_entries", "{}", hits[0].matched);
+    assert_eq!(hits[0].entry.name, "get_audit_log_entries", "{}", hits[0].matched);
     for query in ["last", "sitting"] {
         let hits = catalog.search_hits(query, 3);
         assert!(
