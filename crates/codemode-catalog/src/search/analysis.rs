@@ -146,6 +146,15 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "although",
     "though",
     "because",
+    // Prepositions and pronouns that only relate the ask's words (`anything regarding Kubernetes`).
+    "regarding",
+    "concerning",
+    "toward",
+    "towards",
+    "upon",
+    "whatever",
+    "whichever",
+    "whoever",
 ];
 
 /// Whether `word` is one of the [`STOP_WORDS`].

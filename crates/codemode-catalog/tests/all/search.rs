@@ -1370,4 +1370,12 @@ fn auxiliary_verbs_match_nothing() {
         assert!(wanted.is_none_or(|w| hits[0].entry.name.contains(w)), "{query:?}: {hits:#?}");
         assert!(hits.iter().all(|h| h.entry.name != "fetch"), "{query:?}: {hits:#?}");
     }
+    // A preposition that only relates the ask's words matches nothing (WordNet relates
+    // `regarding` to the memory server's `relations`).
+    let memory = crate::support::small_catalog(&[
+        ("memory", "create_relations", "Create relations between entities"),
+        ("memory", "search_nodes", "Search the nodes of the knowledge graph"),
+    ]);
+    let hits = memory.search_hits("regarding Kubernetes", 2);
+    assert!(hits.iter().all(|h| !h.matched.contains("regarding")), "{hits:#?}");
 }
