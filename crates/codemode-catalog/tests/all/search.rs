@@ -914,15 +914,15 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.1% /
-/// 91.9%, its held-out split 95.4% / 91.4%. The fresh sets, one catalog / all 16, each at its
-/// first measurement and now: the fourth 75.1% / 65.5% -> 85.8% / 76.6%, the fifth 70.5% / 52.5%
-/// -> 78.0% / 62.5%, the sixth 85.5% / 72.0% -> 88.5% / 79.0%, the seventh 72.0% / 60.0% -> 80.0% /
-/// 69.5%, the eighth 86.0% / 78.5% -> 88.5% / 83.5%, the ninth 76.5% / 65.5% -> 81.5% / 75.0%, the
-/// tenth 73.5% / 59.0% -> 82.5% / 70.0%, the eleventh 59.5% / 48.5% -> 61.5% / 50.0% (all tuning
-/// sources now); the twelfth, never tuned on, 66.0% / 51.5%. This test holds these levels so they cannot silently regress,
-/// and the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
-/// split only.
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.2% /
+/// 92.3%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
+/// first measurement and now: the fourth 75.1% / 65.5% -> 89.3% / 78.7%, the fifth 70.5% / 52.5%
+/// -> 85.5% / 68.5%, the sixth 85.5% / 72.0% -> 92.0% / 83.5%, the seventh 72.0% / 60.0% -> 86.0% /
+/// 74.5%, the eighth 86.0% / 78.5% -> 90.0% / 85.0%, the ninth 76.5% / 65.5% -> 86.0% / 78.5%, the
+/// tenth 73.5% / 59.0% -> 86.0% / 72.0%, the eleventh 59.5% / 48.5% -> 74.0% / 61.5% (all tuning
+/// sources now); the twelfth, never tuned on, 66.0% / 51.5% -> 69.5% / 55.5%. This test holds these
+/// levels so they cannot silently regress, and the engine must beat the word-overlap baseline. On
+/// failure it prints misses of the tuning split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -932,13 +932,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.950,
+        one.all.top3_rate() >= 0.952,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.918,
+        all.all.top3_rate() >= 0.923,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -953,7 +953,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.914, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.920, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
@@ -972,20 +972,20 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.937, 0.923, true);
-    check("fresh2", fresh2_report, 0.905, 0.802, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.924, 0.838, false);
-    check("fresh3", fresh3_report, 0.870, 0.805, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.869, 0.803, false);
-    check("fresh4", fresh4_report, 0.857, 0.766, true);
-    check("fresh5", fresh5_report, 0.780, 0.625, true);
-    check("fresh6", fresh6_report, 0.885, 0.790, true);
-    check("fresh7", fresh7_report, 0.800, 0.695, true);
-    check("fresh8", fresh8_report, 0.885, 0.835, true);
-    check("fresh9", fresh9_report, 0.815, 0.750, true);
-    check("fresh10", fresh10_report, 0.825, 0.700, true);
-    check("fresh11", fresh11_report, 0.615, 0.500, true);
-    check("fresh12", fresh12_report, 0.660, 0.515, true);
+    check("fresh", fresh_report, 0.958, 0.930, true);
+    check("fresh2", fresh2_report, 0.934, 0.817, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.849, false);
+    check("fresh3", fresh3_report, 0.876, 0.829, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.875, 0.827, false);
+    check("fresh4", fresh4_report, 0.893, 0.786, true);
+    check("fresh5", fresh5_report, 0.855, 0.685, true);
+    check("fresh6", fresh6_report, 0.920, 0.835, true);
+    check("fresh7", fresh7_report, 0.860, 0.745, true);
+    check("fresh8", fresh8_report, 0.900, 0.850, true);
+    check("fresh9", fresh9_report, 0.860, 0.785, true);
+    check("fresh10", fresh10_report, 0.860, 0.720, true);
+    check("fresh11", fresh11_report, 0.740, 0.615, true);
+    check("fresh12", fresh12_report, 0.695, 0.555, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
