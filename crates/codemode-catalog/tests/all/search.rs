@@ -917,8 +917,8 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.2% /
 /// 92.3%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
 /// first measurement and now: the fourth 75.1% / 65.5% -> 89.3% / 78.7%, the fifth 70.5% / 52.5%
-/// -> 85.5% / 68.5%, the sixth 85.5% / 72.0% -> 92.0% / 83.5%, the seventh 72.0% / 60.0% -> 86.0% /
-/// 74.5%, the eighth 86.0% / 78.5% -> 90.0% / 85.0%, the ninth 76.5% / 65.5% -> 86.0% / 78.5%, the
+/// -> 85.5% / 68.5%, the sixth 85.5% / 72.0% -> 92.0% / 83.5%, the seventh 72.0% / 60.0% -> 86.5% /
+/// 75.0%, the eighth 86.0% / 78.5% -> 90.0% / 85.0%, the ninth 76.5% / 65.5% -> 86.0% / 78.5%, the
 /// tenth 73.5% / 59.0% -> 86.0% / 72.0%, the eleventh 59.5% / 48.5% -> 74.0% / 61.5% (all tuning
 /// sources now); the twelfth, never tuned on, 66.0% / 51.5% -> 69.5% / 55.5%. This test holds these
 /// levels so they cannot silently regress, and the engine must beat the word-overlap baseline. On
@@ -980,7 +980,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh4", fresh4_report, 0.893, 0.786, true);
     check("fresh5", fresh5_report, 0.855, 0.685, true);
     check("fresh6", fresh6_report, 0.920, 0.835, true);
-    check("fresh7", fresh7_report, 0.860, 0.745, true);
+    check("fresh7", fresh7_report, 0.865, 0.750, true);
     check("fresh8", fresh8_report, 0.900, 0.850, true);
     check("fresh9", fresh9_report, 0.860, 0.785, true);
     check("fresh10", fresh10_report, 0.860, 0.720, true);
