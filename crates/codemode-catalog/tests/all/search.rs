@@ -914,13 +914,13 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.2% /
-/// 92.3%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.4% /
+/// 92.5%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
 /// first measurement and now: the fourth 75.1% / 65.5% -> 89.3% / 78.7%, the fifth 70.5% / 52.5%
 /// -> 85.5% / 68.5%, the sixth 85.5% / 72.0% -> 92.0% / 83.5%, the seventh 72.0% / 60.0% -> 86.5% /
 /// 75.0%, the eighth 86.0% / 78.5% -> 90.0% / 85.0%, the ninth 76.5% / 65.5% -> 86.0% / 78.5%, the
 /// tenth 73.5% / 59.0% -> 86.0% / 72.0%, the eleventh 59.5% / 48.5% -> 74.0% / 61.5% (all tuning
-/// sources now); the twelfth, never tuned on, 66.0% / 51.5% -> 69.5% / 55.5%. This test holds these
+/// sources now); the twelfth, never tuned on, 66.0% / 51.5% -> 69.5% / 56.0%. This test holds these
 /// levels so they cannot silently regress, and the engine must beat the word-overlap baseline. On
 /// failure it prints misses of the tuning split only.
 #[test]
@@ -932,13 +932,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.952,
+        one.all.top3_rate() >= 0.953,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.923,
+        all.all.top3_rate() >= 0.924,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -985,7 +985,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh9", fresh9_report, 0.860, 0.785, true);
     check("fresh10", fresh10_report, 0.860, 0.720, true);
     check("fresh11", fresh11_report, 0.740, 0.615, true);
-    check("fresh12", fresh12_report, 0.695, 0.555, true);
+    check("fresh12", fresh12_report, 0.695, 0.560, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
@@ -1108,6 +1108,20 @@ fn no_synonym_is_lost_to_a_phrase() {
                     group.words
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn a_phrase_form_belongs_to_one_concept() {
+    // Phrases fold longest first, and of two groups with the same form the first wins: the same
+    // form in two groups of different concepts leaves the second one dead.
+    use codemode_catalog::search::{GroupKind, vocabulary};
+    let mut concept_of: HashMap<&str, &str> = HashMap::new();
+    for group in vocabulary().iter().filter(|g| g.kind == GroupKind::Phrase) {
+        for form in &group.words {
+            let concept = concept_of.entry(form.as_str()).or_insert(group.words[0].as_str());
+            assert_eq!(*concept, group.words[0], "{form:?} is a form of two concepts");
         }
     }
 }
