@@ -336,7 +336,7 @@ pub(super) fn shape_terms(text: &str) -> Vec<String> {
     let candidate = |chunk: &&str| {
         chunk.bytes().any(|b| matches!(b, b'-' | b':' | b'#' | b'@'))
             || chunk.contains("www.")
-            || is_duration(&chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_ascii_lowercase())
+            || is_duration(chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
     };
     for chunk in text.split_whitespace().filter(candidate) {
         for_each_entity(chunk, &|_| true, |_, _, shape| {
@@ -558,7 +558,7 @@ fn for_each_entity<'a>(
                 "ago" | "granularity" | "interval" | "intervals" | "resolution" | "window" | "bins"
             )
         });
-        if is_duration(&lower[i]) && !window {
+        if is_duration(chunk) && !window {
             push(chunk, "worklog", "duration");
             continue;
         }

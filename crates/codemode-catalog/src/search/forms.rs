@@ -352,9 +352,10 @@ pub(super) fn is_key_name(chunk: &str) -> bool {
             .is_some_and(|n| (1..=12).contains(&n) && !chunk[1..].starts_with('0'))
 }
 
-/// A duration written as time trackers write it: `3h`, `30m`, `1d`, `2.5h`, `1h30m`, `45min`.
-pub(super) fn is_duration(lower: &str) -> bool {
-    let mut rest = lower;
+/// A duration written as time trackers write it, in lower case: `3h`, `30m`, `1d`, `2.5h`,
+/// `1h30m`, `45min` (`3D` is no duration).
+pub(super) fn is_duration(chunk: &str) -> bool {
+    let mut rest = chunk;
     let mut parts = 0;
     while !rest.is_empty() {
         let digits = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();

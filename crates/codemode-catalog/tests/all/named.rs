@@ -355,4 +355,7 @@ fn time_spent_is_a_worklog_and_a_window_is_not() {
     // A window of time is no time spent.
     assert_ne!(top(&desk, "errors on OPS-9 over the last 3h"), "tracker:add_worklog");
     assert_ne!(top(&desk, "OPS-9 log lines at 1h granularity"), "tracker:add_worklog");
+    // Nor is a capital `3D`.
+    let hits = desk.search_hits("a 3D view of OPS-9", 3);
+    assert!(hits.iter().all(|h| !h.matched.contains("worklog")), "{hits:#?}");
 }
