@@ -429,7 +429,8 @@ fn for_each_entity<'a>(
             push(chunk, kind, "");
             continue;
         }
-        if is_key_chord(&lower[i]) || is_key_name(chunk) {
+        // A capitalised key name that opens the query is its verb (`Enter the email ...`).
+        if is_key_chord(&lower[i]) || (i > 0 && is_key_name(chunk)) {
             // `ctrl+shift+p`, `cmd-k`: a key combination, which is pressed.
             push(chunk, "key", "");
             continue;

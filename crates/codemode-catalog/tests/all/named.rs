@@ -264,6 +264,8 @@ fn a_key_combination_is_pressed() {
     assert_eq!(top(&browser, "then ArrowDown twice"), "browser:press_key");
     // Not the word: escaping text is no key press.
     assert_ne!(top(&browser, "escape the quotes in the input text"), "browser:press_key");
+    // A key name that opens the query is its verb (`enter` types into an input).
+    assert_ne!(top(&browser, "Enter my name"), "browser:press_key");
 }
 
 #[test]
