@@ -710,7 +710,8 @@ fn quoted_spans(query: &str) -> Vec<(usize, usize)> {
 fn workflow_status(chunks: &[&str], i: usize) -> Option<&'static str> {
     let previous = i.checked_sub(1).map(|j| chunks[j]);
     let named = match chunks[i] {
-        "Done" => true,
+        // Not the query's first word: `Done with this page, close it`.
+        "Done" => previous.is_some(),
         "Progress" | "Review" => previous == Some("In"),
         "Do" => previous == Some("To"),
         _ => false,

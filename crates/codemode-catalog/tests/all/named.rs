@@ -311,6 +311,8 @@ fn a_workflow_status_and_a_sum_name_what_they_are() {
     assert_eq!(top(&desk, "kick KAN-7 over to In Review"), "tracker:transition_issue");
     // Not the words: `done` in lower case, `in progress` as prose.
     assert_ne!(top(&desk, "move ENG-5 to PAY when done"), "tracker:transition_issue");
+    let hits = desk.search_hits("Done with ENG-5, file the next one", 3);
+    assert!(hits.iter().all(|h| !h.matched.contains("status")), "{hits:#?}");
     // Two numbers joined by `plus`, or added: a sum.
     assert_eq!(top(&desk, "add 2 and 3"), "demo:get_sum");
     assert_eq!(top(&desk, "1843 plus 299?"), "demo:get_sum");
