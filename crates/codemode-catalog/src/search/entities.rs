@@ -10,8 +10,9 @@ use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
     is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_ip_address, is_iso_date,
-    is_key_name, is_phone_number, is_search_qualifier, media_kind, query_language,
+    is_key_chord, is_key_name, is_phone_number, is_search_qualifier, media_kind, query_language,
 };
+use super::spans::{arithmetic, quoted_spans, time_spent, workflow_status};
 
 /// Places a time question names (`places.txt`: zone cities, countries, US states, big cities).
 const PLACES_TEXT: &str = include_str!("places.txt");
@@ -546,20 +547,8 @@ fn for_each_entity<'a>(
             push(chunk, "commit", "");
             continue;
         }
-        // `3h against OPS-7`: time spent (a worklog), written the way trackers take it; `the
-        // last 3h` or `1h granularity` is a window of time, which stays a word of the ask.
-        let window = i.checked_sub(1).is_some_and(|j| {
-            matches!(
-                lower[j].as_str(),
-                "last" | "past" | "over" | "within" | "every" | "next" | "in" | "after" | "for"
-            )
-        }) || lower.get(i + 1).is_some_and(|w| {
-            matches!(
-                w.as_str(),
-                "ago" | "granularity" | "interval" | "intervals" | "resolution" | "window" | "bins"
-            )
-        });
-        if is_duration(chunk) && !window {
+        // `3h against OPS-7`: time spent, a worklog (`the last 3h` is a window of time).
+        if time_spent(chunk, &lower, i) {
             push(chunk, "worklog", "duration");
             continue;
         }
@@ -668,70 +657,6 @@ fn for_each_entity<'a>(
     }
 }
 
-/// The byte spans of quoted values in a query, quotes included: text between a pair of `"`, `'`,
-/// `` ` ``, or curly quotes, where the opening quote starts a word and the closing one ends it
-/// (`Dana's` and `don't` hold no quote).
-fn quoted_spans(query: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    let chars: Vec<(usize, char)> = query.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let (at, c) = chars[i];
-        let close = match c {
-            '"' | '\'' | '`' => c,
-            '\u{2018}' => '\u{2019}',
-            '\u{201c}' => '\u{201d}',
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        let opens = i == 0 || !chars[i - 1].1.is_alphanumeric();
-        let found = opens
-            .then(|| {
-                (i + 2..chars.len()).find(|&j| {
-                    chars[j].1 == close && chars.get(j + 1).is_none_or(|&(_, n)| !n.is_alphanumeric())
-                })
-            })
-            .flatten();
-        match found {
-            Some(j) => {
-                spans.push((at, chars[j].0 + chars[j].1.len_utf8()));
-                i = j + 1;
-            }
-            None => i += 1,
-        }
-    }
-    spans
-}
-
-/// A workflow status named as trackers name it, capitalised (`Done`, `In Progress`, `In Review`,
-/// `To Do`): the chunk at `i` is such a name or its last word.
-fn workflow_status(chunks: &[&str], i: usize) -> Option<&'static str> {
-    let previous = i.checked_sub(1).map(|j| chunks[j]);
-    let named = match chunks[i] {
-        // Not the query's first word: `Done with this page, close it`.
-        "Done" => previous.is_some(),
-        "Progress" | "Review" => previous == Some("In"),
-        "Do" => previous == Some("To"),
-        _ => false,
-    };
-    named.then_some("status")
-}
-
-/// Two numbers to add (`add 2 and 3`, `1843 plus 299`, `17 + 25`): the first names a sum.
-fn arithmetic(lower: &[String], i: usize) -> Option<&'static str> {
-    let number = |j: usize| lower.get(j).is_some_and(|w| !w.is_empty() && w.parse::<f64>().is_ok());
-    let joined = match lower.get(i + 1).map(String::as_str) {
-        Some("plus" | "+") => true,
-        Some("and") => {
-            i.checked_sub(1).is_some_and(|j| matches!(lower[j].as_str(), "add" | "sum" | "adding"))
-        }
-        _ => false,
-    };
-    (number(i) && joined && number(i + 2)).then_some("sum")
-}
-
 /// Whether English (WordNet) or the search vocabulary has a word, in any inflection.
 fn is_word(word: &str) -> bool {
     let term = super::analysis::stem(word);
@@ -740,46 +665,4 @@ fn is_word(word: &str) -> bool {
         || lexicon.expansions.contains_key(&term)
         || lexicon.phrase_starts.contains_key(word)
         || lexicon.aliases.contains_key(word)
-}
-
-/// A key combination written with its modifiers (`ctrl+shift+p`, `cmd-k`, `alt+tab`): a
-/// modifier, then modifiers, single characters, function keys or named keys.
-fn is_key_chord(lower: &str) -> bool {
-    const MODIFIERS: &[&str] = &[
-        "alt", "cmd", "command", "control", "ctl", "ctrl", "meta", "option", "shift", "shft", "super", "win",
-    ];
-    const KEYS: &[&str] = &[
-        "backspace",
-        "del",
-        "delete",
-        "down",
-        "end",
-        "enter",
-        "esc",
-        "escape",
-        "home",
-        "ins",
-        "insert",
-        "left",
-        "pagedown",
-        "pageup",
-        "pgdn",
-        "pgup",
-        "return",
-        "right",
-        "space",
-        "tab",
-        "up",
-    ];
-    let mut parts = lower.split(['+', '-']);
-    let Some(first) = parts.next() else { return false };
-    let rest: Vec<&str> = parts.collect();
-    let key = |p: &&str| {
-        p.chars().count() == 1
-            || MODIFIERS.contains(p)
-            || KEYS.contains(p)
-            || p.strip_prefix('f')
-                .is_some_and(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
-    };
-    MODIFIERS.contains(&first) && !rest.is_empty() && rest.iter().all(key)
 }

@@ -352,6 +352,48 @@ pub(super) fn is_key_name(chunk: &str) -> bool {
             .is_some_and(|n| (1..=12).contains(&n) && !chunk[1..].starts_with('0'))
 }
 
+/// A key combination written with its modifiers (`ctrl+shift+p`, `cmd-k`, `alt+tab`): a
+/// modifier, then modifiers, single characters, function keys or named keys.
+pub(super) fn is_key_chord(lower: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "alt", "cmd", "command", "control", "ctl", "ctrl", "meta", "option", "shift", "shft", "super", "win",
+    ];
+    const KEYS: &[&str] = &[
+        "backspace",
+        "del",
+        "delete",
+        "down",
+        "end",
+        "enter",
+        "esc",
+        "escape",
+        "home",
+        "ins",
+        "insert",
+        "left",
+        "pagedown",
+        "pageup",
+        "pgdn",
+        "pgup",
+        "return",
+        "right",
+        "space",
+        "tab",
+        "up",
+    ];
+    let mut parts = lower.split(['+', '-']);
+    let Some(first) = parts.next() else { return false };
+    let rest: Vec<&str> = parts.collect();
+    let key = |p: &&str| {
+        p.chars().count() == 1
+            || MODIFIERS.contains(p)
+            || KEYS.contains(p)
+            || p.strip_prefix('f')
+                .is_some_and(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    MODIFIERS.contains(&first) && !rest.is_empty() && rest.iter().all(key)
+}
+
 /// A duration written as time trackers write it, in lower case: `3h`, `30m`, `1d`, `2.5h`,
 /// `1h30m`, `45min` (`3D` is no duration).
 pub(super) fn is_duration(chunk: &str) -> bool {

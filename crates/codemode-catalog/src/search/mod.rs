@@ -194,6 +194,7 @@ mod groups;
 mod index;
 mod lexicon;
 mod rank;
+mod spans;
 mod stem_rule;
 mod typo;
 mod wordnet;
