@@ -588,10 +588,12 @@ fn for_each_entity<'a>(
             let lettered = parts.iter().any(|p| p.len() == 1 && p.bytes().all(|b| b.is_ascii_alphabetic()));
             // A part that is no word, of English or of the catalog (`hm-checkout`, `fss-corp`):
             // a coined name, not a compound (`read-only`, `payments-api`).
-            let coined = chunk.contains('-')
-                && parts.iter().any(|p| {
-                    p.len() >= 2 && p.bytes().all(|b| b.is_ascii_lowercase()) && !known(p) && !is_word(p)
-                });
+            let coined = || {
+                chunk.contains('-')
+                    && parts.iter().any(|p| {
+                        p.len() >= 2 && p.bytes().all(|b| b.is_ascii_lowercase()) && !known(p) && !is_word(p)
+                    })
+            };
             // Beside a word that says what it names (`vm web-01`, `the new-checkout rollout`);
             // a snake_case chunk (`workflow_id`) or one made of such words (`resource-group`) is
             // a field or a kind, not a name.
@@ -610,7 +612,7 @@ fn for_each_entity<'a>(
                 push(chunk, kind, "");
                 continue;
             }
-            if parts.len() >= 2 && (numbered || deployed || lettered || typed || coined) {
+            if parts.len() >= 2 && (numbered || deployed || lettered || typed || coined()) {
                 push(chunk, "", "");
                 continue;
             }
@@ -663,6 +665,6 @@ fn is_word(word: &str) -> bool {
     let lexicon = super::lexicon::lexicon();
     super::wordnet::wordnet_relatives(&term).next().is_some()
         || lexicon.expansions.contains_key(&term)
-        || lexicon.phrase_starts.contains_key(word)
+        || lexicon.phrase_starts.contains_key(&term)
         || lexicon.aliases.contains_key(word)
 }

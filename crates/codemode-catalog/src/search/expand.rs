@@ -114,8 +114,11 @@ impl SearchIndex {
         let alphabetic = word.bytes().all(|b| b.is_ascii_lowercase());
         // A word English has is taken as written: one edit from another word, it is most often
         // that word all the same (`last` is no `list`, `sitting` no `setting`, `black` no `back`).
-        let english = wordnet::wordnet_relatives(term).next().is_some();
-        if exact.is_none() && !self.known_words.contains_key(word) && word_len >= 4 && alphabetic && !english
+        if exact.is_none()
+            && !self.known_words.contains_key(word)
+            && word_len >= 4
+            && alphabetic
+            && wordnet::wordnet_relatives(term).next().is_none()
         {
             // The word as written, and its stem: a typo in an inflected word (`asigned`) is one
             // edit from the form the catalog has (`assign`) only once both lose the ending.

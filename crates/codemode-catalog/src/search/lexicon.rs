@@ -255,15 +255,9 @@ pub(super) fn lexicon() -> &'static Lexicon {
         // An ask's words that are a phrase's form (`authenticated`, or `audit log` side by side)
         // also ask for the phrase, which the index holds as one term.
         for (_, terms) in &mut asks {
-            let mut folded = Vec::new();
             for (form, canonical) in &phrases {
-                if terms.windows(form.len()).any(|w| w == form.as_slice()) && !terms.contains(canonical) {
-                    folded.push(canonical.clone());
-                }
-            }
-            for term in folded {
-                if !terms.contains(&term) {
-                    terms.push(term);
+                if !terms.contains(canonical) && terms.windows(form.len()).any(|w| w == form.as_slice()) {
+                    terms.push(canonical.clone());
                 }
             }
         }

@@ -259,16 +259,11 @@ impl SearchIndex {
         let read_ask = class == Some(VerbClass::Read);
         // A write ask makes a new thing or changes one: the query's first verb says which (not a
         // later `new` of `the new checkout`).
-        let write_kinds = &lexicon().write_kinds;
+        let lexicon = lexicon();
         let ask_kind = (class == Some(VerbClass::Write))
-            .then(|| {
-                let verbs = &lexicon().verb_terms;
-                query_tokens
-                    .iter()
-                    .find(|t| verbs.contains_key(&t.term))
-                    .and_then(|t| write_kinds.get(&t.term))
-            })
-            .flatten();
+            .then(|| query_tokens.iter().find(|t| lexicon.verb_terms.contains_key(&t.term)))
+            .flatten()
+            .and_then(|t| lexicon.write_kinds.get(&t.term));
         // Each expanded term's best weight, for the name's coverage.
         let mut matched_terms: FxHashMap<u32, f64> = FxHashMap::default();
         for word in &all_expansions {
@@ -419,7 +414,9 @@ impl SearchIndex {
                 * verb_factor(class, self.classes[doc])
                 * self.name_coverage(doc, &matched_terms, if read_ask { self.verb_terms[doc] } else { None })
                 * (1.0 + ADJACENT_BONUS * adjacent[doc]);
-            let tool_kind = self.verb_terms[doc].and_then(|id| write_kinds.get(&self.terms[id as usize]));
+            let tool_kind = ask_kind
+                .and(self.verb_terms[doc])
+                .and_then(|id| lexicon.write_kinds.get(&self.terms[id as usize]));
             let score = match (ask_kind, tool_kind) {
                 (Some(a), Some(t)) if a != t => score * KIND_FACTOR,
                 _ => score,
