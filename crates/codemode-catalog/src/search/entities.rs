@@ -256,7 +256,13 @@ impl<'a> Named<'a> {
     /// `att44556` an attachment, `Escape` or `ctrl+k` a key, `Done` or `In Review` a status,
     /// and `2 plus 3` a sum.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
-        self.distinct(|kind, _| kind)
+        let mut kinds = self.distinct(|kind, _| kind);
+        // Three things of one kind (`a.json, b.json, c.json`) ask for a tool that takes many
+        // (two are as often a link or a move between them).
+        if kinds.iter().any(|k| self.things.iter().filter(|t| t.1 == *k).count() >= 3) {
+            kinds.push("multiple");
+        }
+        kinds
     }
 
     /// How the named things are written ([`shape_terms`]), each once, in order.

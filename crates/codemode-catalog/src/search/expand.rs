@@ -232,7 +232,10 @@ impl SearchIndex {
                 let term = stem(correction);
                 at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
             });
-            let catalog_near = !ends_phrase && self.typo_neighbours(&lower, d).next().is_some();
+            // A vocabulary verb is corrected even so (`chnage` -> `change`): the query's action
+            // is read from its words.
+            let verb = lexicon.verb_terms.contains_key(&stem(correction));
+            let catalog_near = !ends_phrase && !verb && self.typo_neighbours(&lower, d).next().is_some();
             if catalog_near {
                 continue;
             }

@@ -106,7 +106,10 @@ pub(super) fn parse_vocabulary(text: &str) -> Vec<VocabularyGroup> {
         };
         let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
         if words.len() >= 2
-            || matches!(kind, GroupKind::Verb(_) | GroupKind::WriteKind(_) | GroupKind::Alias(_))
+            || matches!(
+                kind,
+                GroupKind::Verb(_) | GroupKind::WriteKind(_) | GroupKind::Alias(_) | GroupKind::Ask(_)
+            )
         {
             groups.push(VocabularyGroup { kind, words });
         }

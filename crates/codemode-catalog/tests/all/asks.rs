@@ -245,3 +245,29 @@ fn an_ask_for_a_phrase_word_finds_the_phrase() {
     assert_eq!(top_id(&forge, "whose token is this"), "forge:get_me");
     assert_eq!(top_id(&forge, "who changed the pricing flag"), "flags:get_audit_log");
 }
+
+#[test]
+fn an_ask_for_one_word_counts() {
+    // `until` asks for a wait, `biggest` for sizes, `end of` for a file's tail: question forms
+    // that ask for a single word are kept like the others.
+    use codemode_catalog::search::{GroupKind, vocabulary};
+    assert!(
+        vocabulary()
+            .iter()
+            .any(|g| matches!(&g.kind, GroupKind::Ask(forms) if forms.iter().any(|f| f == "until"))
+                && g.words == ["wait"])
+    );
+    let browser = owned(&[
+        ("browser", "wait_for", "Wait for the specified text to appear on the selected page"),
+        ("browser", "take_screenshot", "Take a screenshot of the page or element"),
+        ("browser", "list_pages", "Get a list of pages open in the browser"),
+    ]);
+    assert_eq!(top_id(&browser, "don't act until the tab displays 'Paid'"), "browser:wait_for");
+    let files = owned(&[
+        ("fs", "list_directory", "List the files of a directory"),
+        ("fs", "list_directory_with_sizes", "List the files of a directory with their sizes"),
+        ("fs", "read_text_file", "Read a file as text; 'tail' reads its last lines"),
+    ]);
+    assert_eq!(top_id(&files, "the biggest files in /var/log"), "fs:list_directory_with_sizes");
+    assert_eq!(top_id(&files, "end of /srv/out.txt"), "fs:read_text_file");
+}
