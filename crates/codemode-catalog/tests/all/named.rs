@@ -287,7 +287,7 @@ fn product_ids_name_what_they_are() {
     assert_eq!(top(&forge, "answer DC_kwDO99 with 'fixed in 2.3'"), "forge:add_discussion_comment");
     assert_eq!(top(&forge, "what does IC_kwDOA1b2 say"), "forge:get_issue_comment");
     // A name with an underscore is no node id.
-    assert_ne!(top(&forge, "what does IC_total say"), "forge:get_issue_comment");
+    assert_ne!(top(&forge, "what does IC_total hold"), "forge:get_issue_comment");
     // Atlassian ids: a Confluence attachment, a Jira custom field.
     assert_eq!(top(&forge, "att44556 as a PDF please"), "wiki:download_attachment");
     assert_eq!(top(&forge, "which customfield_ is Story Points"), "tracker:search_fields");
