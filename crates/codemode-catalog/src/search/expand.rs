@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use super::analysis::{Token, is_stop_word, stem};
-use super::index::SearchIndex;
+use super::index::{SearchIndex, TypoWord};
 use super::lexicon::{GroupKind, lexicon, vocabulary};
 use super::typo::{bounded_edit_distance, letter_mask};
 use super::wordnet;
@@ -169,21 +169,76 @@ fn vocabulary_words() -> &'static [(String, u64)] {
     })
 }
 
+/// The vocabulary word nearest to `lower` (within `max` edits, with its first letter), with its
+/// distance, when only one is that near.
+fn nearest_vocabulary_word(lower: &str, max: usize) -> Option<(usize, &'static str)> {
+    let mask = letter_mask(lower);
+    let mut best: Option<(usize, &str)> = None;
+    let mut tied = false;
+    for (candidate, candidate_mask) in vocabulary_words() {
+        // A typo keeps the first letter: `online` is no `inline`, `upstream` no `stream`.
+        if candidate.as_bytes()[0] != lower.as_bytes()[0]
+            || candidate.len().abs_diff(lower.len()) > max
+            || (mask ^ candidate_mask).count_ones() as usize > 2 * max
+        {
+            continue;
+        }
+        let Some(d) = bounded_edit_distance(lower, candidate, max) else { continue };
+        match best {
+            Some((bd, _)) if d > bd => {}
+            Some((bd, bw)) if d == bd => tied |= stem(bw) != stem(candidate),
+            _ => {
+                best = Some((d, candidate));
+                tied = false;
+            }
+        }
+    }
+    best.filter(|_| !tied)
+}
+
 impl SearchIndex {
-    /// The query with typos of vocabulary words written as the words (`decomission`,
-    /// `dependancy`, `chnage`), so that they fold into phrases and expand as the words do; `None`
-    /// when there is none. A word is corrected when it has six letters or more, is no English or
-    /// stop word and no word of the catalog or the vocabulary, and one vocabulary word with its
-    /// first letter is nearer to it (one edit; two from eight letters) than any other and than any
-    /// word of the catalog (those typos [`expand`](Self::expand) finds).
-    pub(super) fn correct_vocabulary_typos(&self, query: &str) -> Option<String> {
+    /// The catalog's word within `max` edits of `form` (`Some(Some(word))` when the nearest ones
+    /// are forms of one term that is the word's own, `Some(None)` when they are of several or the
+    /// word is one of a phrase, `None` when none is that near).
+    fn nearest_catalog_word<'a>(&'a self, form: &'a str, max: usize) -> Option<Option<&'a str>> {
+        let mut best: Option<(usize, &TypoWord)> = None;
+        let mut tied = false;
+        // A typo keeps the first letter, as for the vocabulary's words.
+        let first = form.as_bytes().first();
+        for (candidate, d) in
+            self.typo_neighbours(form, max).filter(|(c, _)| c.word.as_bytes().first() == first)
+        {
+            match best {
+                Some((bd, _)) if d > bd => {}
+                Some((bd, bw)) if d == bd => tied |= bw.term != candidate.term,
+                _ => {
+                    best = Some((d, candidate));
+                    tied = false;
+                }
+            }
+        }
+        // A word of a folded phrase (`messages` of `console messages`) is no term as written: the
+        // typo stays, a near match of the phrase.
+        best.map(|(_, w)| (!tied && self.terms[w.term as usize] == stem(&w.word)).then_some(w.word.as_str()))
+    }
+
+    /// The query with typos written as the words they are of, so that they fold into phrases and
+    /// expand as the words do; `None` when there is none. A word of five letters or more that is
+    /// no English or stop word and no word of the catalog or the vocabulary becomes the one word
+    /// of the catalog nearest to it (one edit; two from eight letters; with its first letter;
+    /// forms of one term count as one: `subscritpions`, `acess`), or, from six letters, the one
+    /// vocabulary word nearest to it when no catalog word is as near, or when that word is a verb
+    /// or ends a phrase the word before starts (`decomission`, `chnage`, `pull requets`). A word
+    /// with several nearest catalog words stays as written, for [`expand`](Self::expand)'s typo
+    /// neighbours.
+    pub(super) fn correct_typos(&self, query: &str) -> Option<String> {
         let mut out: Option<String> = None;
         let mut last = 0;
         let mut previous = String::new();
         for chunk in query.split_whitespace() {
             let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
             let before = std::mem::replace(&mut previous, stem(&word.to_ascii_lowercase()));
-            if word.len() < 6 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
+            if word.len() < 5 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
                 continue;
             }
             let lower = word.to_ascii_lowercase();
@@ -203,42 +258,29 @@ impl SearchIndex {
                 continue;
             }
             let max = if lower.len() >= 8 { 2 } else { 1 };
-            let mask = letter_mask(&lower);
-            // The nearest vocabulary word, when only one is that near.
-            let mut best: Option<(usize, &str)> = None;
-            let mut tied = false;
-            for (candidate, candidate_mask) in vocabulary_words() {
-                // A typo keeps the first letter: `online` is no `inline`, `upstream` no `stream`.
-                if candidate.as_bytes()[0] != lower.as_bytes()[0]
-                    || candidate.len().abs_diff(lower.len()) > max
-                    || (mask ^ candidate_mask).count_ones() as usize > 2 * max
-                {
-                    continue;
-                }
-                let Some(d) = bounded_edit_distance(&lower, candidate, max) else { continue };
-                match best {
-                    Some((bd, _)) if d > bd => {}
-                    Some((bd, bw)) if d == bd => tied |= stem(bw) != stem(candidate),
-                    _ => {
-                        best = Some((d, candidate));
-                        tied = false;
+            // Of six letters or more for a vocabulary word, of five for one of the catalog.
+            let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(&lower, max)).flatten();
+            // The catalog's words as near, when they are one word (`subscritpions`).
+            let catalog = self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d));
+            let correction = match (vocabulary, catalog) {
+                (Some((_, correction)), catalog) => {
+                    // A word of the catalog as near is the one meant, unless the vocabulary word
+                    // ends a phrase the word before starts (`pull requets`) or is a verb
+                    // (`chnage` -> `change`: the query's action is read from its words).
+                    let ends_phrase = lexicon.phrase_starts.get(&before).is_some_and(|at| {
+                        let term = stem(correction);
+                        at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
+                    });
+                    let verb = lexicon.verb_terms.contains_key(&stem(correction));
+                    match catalog {
+                        Some(Some(word)) if !ends_phrase && !verb => word,
+                        Some(None) if !ends_phrase && !verb => continue,
+                        _ => correction,
                     }
                 }
-            }
-            let Some((d, correction)) = best.filter(|_| !tied) else { continue };
-            // A word of the catalog as near: the typo is the catalog's to match, unless the
-            // correction ends a vocabulary phrase the word before starts (`pull requets`).
-            let ends_phrase = lexicon.phrase_starts.get(&before).is_some_and(|at| {
-                let term = stem(correction);
-                at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
-            });
-            // A vocabulary verb is corrected even so (`chnage` -> `change`): the query's action
-            // is read from its words.
-            let verb = lexicon.verb_terms.contains_key(&stem(correction));
-            let catalog_near = !ends_phrase && !verb && self.typo_neighbours(&lower, d).next().is_some();
-            if catalog_near {
-                continue;
-            }
+                (None, Some(Some(word))) => word,
+                (None, _) => continue,
+            };
             let at = word.as_ptr() as usize - query.as_ptr() as usize;
             let text = out.get_or_insert_with(String::new);
             text.push_str(&query[last..at]);

@@ -41,7 +41,13 @@
 //!   are skipped unscored). A word's own term and its synonyms and compounds share one `idf`, the
 //!   geometric mean of the `idf` over the entries any of them occurs in and the word's own (a rare
 //!   word standing for a common synonym keeps some weight); other expansions' `idf` is capped at
-//!   that. Per entry a query word counts once, with its best expansion.
+//!   that. Per entry a query word counts once, with its best expansion. Before the query is
+//!   tokenized, a word of five letters or more that is no English, stop, catalog or vocabulary
+//!   word is rewritten as the one catalog word nearest to it (same first letter; forms of one
+//!   term count as one: `subscritpions`, `acess`), or, from six letters, as the one nearest
+//!   vocabulary word when it is a verb, ends a phrase the word before starts, or no catalog word
+//!   is as near (`chnage`, `pull requets`, `decomission`): the typo then reads as the word,
+//!   with its synonyms, phrases and action class.
 //! - **WordNet fallback.** A query word that matches nothing in the index (no own term, synonym,
 //!   compound or prefix) matches its WordNet 3.1 relatives that are indexed, at 0.25 (fixed on the
 //!   tuning split of the intent set): the other lemmas of its first three noun and verb senses,

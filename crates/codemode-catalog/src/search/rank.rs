@@ -186,7 +186,7 @@ impl SearchIndex {
             return Vec::new();
         }
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
-        let query = self.correct_vocabulary_typos(&query).unwrap_or(query);
+        let query = self.correct_typos(&query).unwrap_or(query);
         let expanded = expand_aliases(&query, &|w| self.knows(w));
         let query = expanded.unwrap_or(query);
         let query = creating_open(&query).unwrap_or(query);
