@@ -1354,10 +1354,11 @@ fn big_and_small() -> Catalog {
 #[test]
 fn a_one_tool_server_is_not_crowded_out_by_chance_matches_in_a_big_one() {
     let catalog = big_and_small();
-    // The wiki's `get` tools match `get` in their names and `link` or `text` in their summaries;
-    // the fetch tool matches as closely but is one of one. A big server's best match is the best
-    // of many (its entries weigh `(size / mean)^-0.2`), so the web ask goes to the web server.
-    for query in ["get the text of a link", "get the text of a url"] {
+    // The wiki's `get` tools match `get` in their names and `text` in their summaries; the fetch
+    // tool matches as closely but is one of one. A big server's best match is the best of many
+    // (its entries weigh `(size / mean)^-0.2`), so the web ask goes to the web server. (`link` is
+    // also a relation between things, so it says less of the web than `url` or `webpage`.)
+    for query in ["get the text of a url", "get the text of a webpage"] {
         let hits = catalog.search_hits(query, 3);
         assert_eq!(hits[0].entry.id, "openclaw:fetch:fetch", "{query:?}: {hits:?}");
     }
