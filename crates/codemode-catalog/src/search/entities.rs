@@ -10,7 +10,8 @@ use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
     is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_ip_address, is_iso_date,
-    is_key_chord, is_key_name, is_phone_number, is_search_qualifier, media_kind, query_language,
+    is_key_chord, is_key_name, is_phone_number, is_search_qualifier, is_setting_name, media_kind,
+    query_language,
 };
 use super::spans::{arithmetic, quoted_spans, time_spent, workflow_status};
 
@@ -482,6 +483,19 @@ fn for_each_entity<'a>(
         if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
             // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
             push(chunk, "pattern", "glob");
+            continue;
+        }
+        // `max_connections=500`, `innodb_lock_wait_timeout = 120`: a setting assigned a value
+        // names a parameter; the value is a name. (A tool's own argument written with its value,
+        // `max_count 5`, says which tool by its words.)
+        if let Some((key, value)) = chunk.split_once('=').filter(|(k, v)| is_setting_name(k) && !v.is_empty())
+        {
+            push(key, "parameter", "");
+            push(value, "", "");
+            continue;
+        }
+        if is_setting_name(chunk) && chunks.get(i + 1) == Some(&"=") {
+            push(chunk, "parameter", "");
             continue;
         }
         if let Some((key, value)) = chunk.split_once('=')

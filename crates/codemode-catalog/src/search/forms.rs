@@ -421,3 +421,11 @@ pub(super) fn is_commit_hash(chunk: &str) -> bool {
         && chunk.bytes().filter(u8::is_ascii_digit).count() >= 2
         && chunk.bytes().any(|b| b.is_ascii_alphabetic())
 }
+
+/// Whether a chunk is a setting's name (`max_connections`, `innodb_lock_wait_timeout`): two
+/// lower-case words or more joined by `_`, as configuration parameters are written.
+pub(super) fn is_setting_name(chunk: &str) -> bool {
+    chunk.split('_').filter(|p| !p.is_empty()).count() >= 2
+        && chunk.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && chunk.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}

@@ -255,7 +255,8 @@ impl SearchIndex {
             words.extend(shapes);
             (self.owners.relevance(&words), families)
         };
-        let class = query_class(text);
+        // A setting assigned a value (`max_connections=500`) with no verb asks to set it.
+        let class = query_class(text).or_else(|| kinds.contains(&"parameter").then_some(VerbClass::Write));
         let read_ask = class == Some(VerbClass::Read);
         // A write ask makes a new thing or changes one: the query's first verb says which (not a
         // later `new` of `the new checkout`).

@@ -363,3 +363,21 @@ fn time_spent_is_a_worklog_and_a_window_is_not() {
     let hits = desk.search_hits("a 3D view of OPS-9", 3);
     assert!(hits.iter().all(|h| !h.matched.contains("worklog")), "{hits:#?}");
 }
+
+#[test]
+fn a_setting_assigned_a_value_is_a_parameter_to_set() {
+    // `innodb_lock_wait_timeout = 120`: the name's words (`lock`, `wait`) are no words of the
+    // ask, the assignment asks to set a server parameter.
+    let db = catalog(&[
+        ("db", "server_param_get", "Retrieves the current value of a server configuration parameter"),
+        ("db", "server_param_set", "Sets a single server configuration parameter"),
+        ("db", "server_config_get", "Get the configuration of a server"),
+        ("kv", "key_lock_set", "Set the lock state of a key so it cannot change"),
+        ("jobs", "wait_for_job", "Wait until a job finishes or a timeout passes"),
+    ]);
+    assert_eq!(top(&db, "innodb_lock_wait_timeout = 120 on shopdb-01"), "db:server_param_set");
+    assert_eq!(top(&db, "max_connections=500 on server db-01"), "db:server_param_set");
+    // A tool's own argument written with its value is not an assignment: its words still say
+    // which tool.
+    assert_eq!(top(&db, "lock_state true for key app:color"), "kv:key_lock_set");
+}
