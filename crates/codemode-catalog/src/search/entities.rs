@@ -534,6 +534,11 @@ fn for_each_entity<'a>(
                 push(chunk, "path", "");
                 continue;
             }
+            // The long-lived branches named by convention (`main` is too plain a word).
+            if matches!(lower[i].as_str(), "develop" | "master" | "trunk") {
+                push(chunk, "branch", "");
+                continue;
+            }
             let slashes = chunk.bytes().filter(|&b| b == b'/').count();
             if slashes >= 2 || (slashes == 1 && chunk.ends_with('/')) {
                 push(chunk, "directory", "");

@@ -65,7 +65,7 @@
 //!   `talk.mp3` audio, `logs.tgz` an archive by the extension; `*.log` a pattern, `https://...` or
 //!   `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue,
 //!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository,
-//!   `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
+//!   `hotfix/1.2`, `develop`, `master` or `trunk` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
 //!   zone, `USD` or `$0.40` a price, and in a question about the time, with a word such as `time`, `now` or `morning`, a
 //!   place: `Sydney`, `New York`, `Japan`, from `places.txt`, zone cities of the IANA database,
 //!   countries, US states and big cities, but not one followed by a compass word, a cloud region

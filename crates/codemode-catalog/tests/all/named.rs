@@ -35,6 +35,8 @@ fn paths_repositories_commits_and_branches_name_what_they_are() {
     assert_eq!(top(&desk, "open a bug in octo/app about the crash"), "forge:create_issue");
     // `abc1234` is a commit.
     assert_eq!(top(&desk, "what changed in abc1234"), "vcs:show_commit");
+    // `develop`, `master` and `trunk` are branches by convention.
+    assert_eq!(top(&desk, "get me onto develop"), "vcs:checkout_branch");
     // `abc123` is too short for one: a session's id here, not a commit.
     let guide = catalog(&[
         ("vcs", "show_commit", "Show the contents of a commit"),
