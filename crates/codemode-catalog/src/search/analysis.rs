@@ -318,17 +318,17 @@ pub(super) fn fold_phrases(tokens: Vec<Token>) -> Vec<Token> {
     out
 }
 
-/// The class of a query: its leading verb (a phrasal verb such as `get rid of` counts as the verb
-/// it folds into), or a question word (read). Filler words are skipped. A query that opens with
-/// context rather than a verb ("the kb article is obsolete, throw it away") takes the class of the
-/// first later clause that opens with one.
-pub(super) fn query_class(query: &str) -> Option<VerbClass> {
-    if let Some(class) = leading_class(query) {
-        return Some(class);
-    }
-    if let Some(class) = later_clauses(query).find_map(|(_, clause)| leading_class(clause)) {
-        return Some(class);
-    }
+/// The class of a query's action: its leading verb (a phrasal verb such as `get rid of` counts as
+/// the verb it folds into), or a question word (read). Filler words are skipped. A query that
+/// opens with context rather than a verb ("the kb article is obsolete, throw it away") takes the
+/// class of the first later clause that opens with one. With none, the ranking reads what the
+/// query names ([`stated_class`] last).
+pub(super) fn action_class(query: &str) -> Option<VerbClass> {
+    leading_class(query).or_else(|| later_clauses(query).find_map(|(_, clause)| leading_class(clause)))
+}
+
+/// The class of a query with no action verb ([`action_class`]): a lookup when it names a state or asks.
+pub(super) fn stated_class(query: &str) -> Option<VerbClass> {
     // No verb: a past participle of an action verb after the noun names a state ("reviews
     // submitted on a PR", "tickets assigned to me"), so the query looks something up.
     let lexicon = lexicon();
@@ -360,7 +360,7 @@ fn later_clauses(query: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, rest)| rest.starts_with(' '))
 }
 
-/// The class of a text's leading verb or question word ([`query_class`] without its fallbacks).
+/// The class of a text's leading verb or question word ([`action_class`] without later clauses).
 fn leading_class(query: &str) -> Option<VerbClass> {
     let mut raw: Vec<String> = Vec::new();
     for_each_word(query, |w| {

@@ -72,7 +72,8 @@
 //!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
 //!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
 //!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel;
-//!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; a setting assigned a value,
+//!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; `Done` or `In Review` a workflow status, a
+//!   move to one (`to Done`, `over to in progress`) a transition (with no verb, an ask to make it); a setting assigned a value,
 //!   `max_connections=500` or `wait_timeout = 600`, a parameter (with no verb, an ask to set it); `CVE-2024-3094`
 //!   or `GHSA-4xqg-8q7f-2m3v` an advisory; a resource name that follows the cloud naming
 //!   conventions, `kv-shop-prod` a key vault, `rg-web` a resource group, `pg-analytics` a

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use rustc_hash::FxHashMap;
 
 use super::analysis::{
-    Token, creating_open, expand_aliases, for_each_word, join_split_phrasal, query_class, stem, tokens,
+    Token, action_class, creating_open, expand_aliases, for_each_word, join_split_phrasal, stated_class,
+    stem, tokens,
 };
 use super::entities::{Named, shape_term};
 use super::expand::Kind;
@@ -255,8 +256,13 @@ impl SearchIndex {
             words.extend(shapes);
             (self.owners.relevance(&words), families)
         };
-        // A setting assigned a value (`max_connections=500`) with no verb asks to set it.
-        let class = query_class(text).or_else(|| kinds.contains(&"parameter").then_some(VerbClass::Write));
+        // With no verb, a setting assigned a value (`max_connections=500`) asks to set it and a
+        // move to a status (`over to In Progress`) to make the transition.
+        let class = action_class(text)
+            .or_else(|| {
+                kinds.iter().any(|k| matches!(*k, "parameter" | "transition")).then_some(VerbClass::Write)
+            })
+            .or_else(|| stated_class(text));
         let read_ask = class == Some(VerbClass::Read);
         // A write ask makes a new thing or changes one: the query's first verb says which (not a
         // later `new` of `the new checkout`).

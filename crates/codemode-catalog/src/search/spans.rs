@@ -45,14 +45,25 @@ pub(super) fn quoted_spans(query: &str) -> Vec<(usize, usize)> {
 /// `To Do`): the chunk at `i` is such a name or its last word.
 pub(super) fn workflow_status(chunks: &[&str], i: usize) -> Option<&'static str> {
     let previous = i.checked_sub(1).map(|j| chunks[j]);
-    let named = match chunks[i] {
+    let (named, start) = match chunks[i] {
         // Not the query's first word: `Done with this page, close it`.
-        "Done" => previous.is_some(),
-        "Progress" | "Review" => previous == Some("In"),
-        "Do" => previous == Some("To"),
+        "Done" => (previous.is_some(), i),
+        "Progress" | "Review" => (previous == Some("In"), i - 1),
+        "Do" => (previous == Some("To"), i - 1),
+        _ => (false, i),
+    };
+    // `to Done`, `over to In Progress`, `into review`: a move to the status, a transition; in
+    // lower case too after `to` (`move the ticket to done`).
+    let moved = |start: usize| start.checked_sub(1).is_some_and(|j| matches!(chunks[j], "to" | "into"));
+    let lower = match chunks[i] {
+        "done" => moved(i),
+        "progress" | "review" => previous == Some("in") && moved(i - 1),
         _ => false,
     };
-    named.then_some("status")
+    if lower {
+        return Some("transition");
+    }
+    named.then_some(if moved(start) { "transition" } else { "status" })
 }
 
 /// Two numbers to add (`add 2 and 3`, `1843 plus 299`, `17 + 25`): the first names a sum.

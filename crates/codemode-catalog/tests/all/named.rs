@@ -311,6 +311,13 @@ fn a_workflow_status_and_a_sum_name_what_they_are() {
     // `Done`, `In Review`: a status, which an issue moves to by a transition.
     assert_eq!(top(&desk, "push ENG-5 to Done"), "tracker:transition_issue");
     assert_eq!(top(&desk, "kick KAN-7 over to In Review"), "tracker:transition_issue");
+    // A move to a status, even in lower case after `to`, is a transition, whatever else the
+    // query says (`started` names a state, which alone would make it a lookup).
+    assert_eq!(top(&desk, "ENG-5 can go to done"), "tracker:transition_issue");
+    assert_eq!(
+        top(&desk, "kick KAN-7 over to In Progress now that I've started on it"),
+        "tracker:transition_issue"
+    );
     // Not the words: `done` in lower case, `in progress` as prose.
     assert_ne!(top(&desk, "move ENG-5 to PAY when done"), "tracker:transition_issue");
     let hits = desk.search_hits("Done with ENG-5, file the next one", 3);
