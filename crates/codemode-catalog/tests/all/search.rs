@@ -958,15 +958,16 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.4% /
-/// 92.5%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
-/// first measurement and now: the fourth 75.1% / 65.5% -> 89.3% / 78.7%, the fifth 70.5% / 52.5%
-/// -> 85.5% / 68.5%, the sixth 85.5% / 72.0% -> 92.0% / 83.5%, the seventh 72.0% / 60.0% -> 86.5% /
-/// 75.0%, the eighth 86.0% / 78.5% -> 90.0% / 85.0%, the ninth 76.5% / 65.5% -> 86.0% / 78.5%, the
-/// tenth 73.5% / 59.0% -> 86.0% / 72.0%, the eleventh 59.5% / 48.5% -> 74.0% / 61.5% (all tuning
-/// sources now); the twelfth, never tuned on, 66.0% / 51.5% -> 69.5% / 56.0%. This test holds these
-/// levels so they cannot silently regress, and the engine must beat the word-overlap baseline. On
-/// failure it prints misses of the tuning split only.
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.8% /
+/// 92.9%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
+/// first measurement and now: the fourth 75.1% / 65.5% -> 90.9% / 80.2%, the fifth 70.5% / 52.5%
+/// -> 85.5% / 69.0%, the sixth 85.5% / 72.0% -> 92.5% / 85.0%, the seventh 72.0% / 60.0% -> 87.5% /
+/// 75.0%, the eighth 86.0% / 78.5% -> 89.5% / 85.5%, the ninth 76.5% / 65.5% -> 86.5% / 79.5%, the
+/// tenth 73.5% / 59.0% -> 86.0% / 73.0%, the eleventh 59.5% / 48.5% -> 77.0% / 63.5%, the twelfth
+/// 66.0% / 51.5% -> 77.0% / 63.5% (all tuning sources now); the thirteenth, never tuned on, 61.5% /
+/// 52.5% -> 62.5% / 54.0%. This test holds these levels so they cannot silently regress, and the
+/// engine must beat the word-overlap baseline. On failure it prints misses of the tuning split
+/// only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -976,13 +977,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.953,
+        one.all.top3_rate() >= 0.957,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.924,
+        all.all.top3_rate() >= 0.928,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -1017,20 +1018,20 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         }
     };
     check("fresh", fresh_report, 0.951, 0.930, true);
-    check("fresh2", fresh2_report, 0.934, 0.817, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.849, false);
-    check("fresh3", fresh3_report, 0.876, 0.829, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.875, 0.827, false);
-    check("fresh4", fresh4_report, 0.893, 0.786, true);
-    check("fresh5", fresh5_report, 0.855, 0.685, true);
-    check("fresh6", fresh6_report, 0.920, 0.835, true);
-    check("fresh7", fresh7_report, 0.865, 0.750, true);
-    check("fresh8", fresh8_report, 0.895, 0.850, true);
-    check("fresh9", fresh9_report, 0.860, 0.785, true);
-    check("fresh10", fresh10_report, 0.860, 0.720, true);
-    check("fresh11", fresh11_report, 0.740, 0.615, true);
-    check("fresh12", fresh12_report, 0.695, 0.560, true);
-    check("fresh13", fresh13_report, 0.615, 0.525, true);
+    check("fresh2", fresh2_report, 0.934, 0.824, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.859, false);
+    check("fresh3", fresh3_report, 0.888, 0.834, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.886, 0.833, false);
+    check("fresh4", fresh4_report, 0.908, 0.802, true);
+    check("fresh5", fresh5_report, 0.855, 0.690, true);
+    check("fresh6", fresh6_report, 0.925, 0.850, true);
+    check("fresh7", fresh7_report, 0.875, 0.750, true);
+    check("fresh8", fresh8_report, 0.895, 0.855, true);
+    check("fresh9", fresh9_report, 0.865, 0.795, true);
+    check("fresh10", fresh10_report, 0.860, 0.730, true);
+    check("fresh11", fresh11_report, 0.770, 0.635, true);
+    check("fresh12", fresh12_report, 0.770, 0.635, true);
+    check("fresh13", fresh13_report, 0.625, 0.540, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
