@@ -226,7 +226,8 @@ impl SearchIndex {
     /// expand as the words do; `None` when there is none. A word of five letters or more that is
     /// no English or stop word and no word of the catalog or the vocabulary becomes the one word
     /// of the catalog nearest to it (one edit; two from eight letters; with its first letter;
-    /// forms of one term count as one: `subscritpions`, `acess`), or, from six letters, the one
+    /// forms of one term count as one: `subscritpions`, `acess`; not a capitalised word inside a
+    /// sentence, a name: `Marco`), or, from six letters, the one
     /// vocabulary word nearest to it when no catalog word is as near, or when that word is a verb
     /// or ends a phrase the word before starts (`decomission`, `chnage`, `pull requets`). A word
     /// with several nearest catalog words stays as written, for [`expand`](Self::expand)'s typo
@@ -260,8 +261,14 @@ impl SearchIndex {
             let max = if lower.len() >= 8 { 2 } else { 1 };
             // Of six letters or more for a vocabulary word, of five for one of the catalog.
             let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(&lower, max)).flatten();
-            // The catalog's words as near, when they are one word (`subscritpions`).
-            let catalog = self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d));
+            // The catalog's words as near, when they are one word (`subscritpions`); a capitalised
+            // word after the first is a name (`Marco` is no `macro`).
+            let before_word = query[..word.as_ptr() as usize - query.as_ptr() as usize].trim_end();
+            let sentence_start = before_word.is_empty() || before_word.ends_with(['.', '?', '!', ':', ';']);
+            let named = word != lower && !sentence_start;
+            let catalog = (!named)
+                .then(|| self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d)))
+                .flatten();
             let correction = match (vocabulary, catalog) {
                 (Some((_, correction)), catalog) => {
                     // A word of the catalog as near is the one meant, unless the vocabulary word

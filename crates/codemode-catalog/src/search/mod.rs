@@ -44,7 +44,8 @@
 //!   that. Per entry a query word counts once, with its best expansion. Before the query is
 //!   tokenized, a word of five letters or more that is no English, stop, catalog or vocabulary
 //!   word is rewritten as the one catalog word nearest to it (same first letter; forms of one
-//!   term count as one: `subscritpions`, `acess`), or, from six letters, as the one nearest
+//!   term count as one: `subscritpions`, `acess`; a capitalised word inside a sentence is a name
+//!   and stays), or, from six letters, as the one nearest
 //!   vocabulary word when it is a verb, ends a phrase the word before starts, or no catalog word
 //!   is as near (`chnage`, `pull requets`, `decomission`): the typo then reads as the word,
 //!   with its synonyms, phrases and action class.

@@ -489,6 +489,7 @@ fn a_typo_of_one_catalog_word_reads_as_the_word() {
         ("cloud", "storage_container_get", "Show/list containers in a storage account"),
         ("cloud", "storage_blob_get", "List/get/show blobs in a container of a storage account"),
         ("data", "list_clusters", "List the data explorer clusters of a subscription"),
+        ("data", "run_macro", "Run a macro over a report"),
         ("forms", "get_fields", "Get the fields of a form"),
         ("forms", "list_files", "List the files attached to a form"),
     ]);
@@ -507,6 +508,14 @@ fn a_typo_of_one_catalog_word_reads_as_the_word() {
         hits[0].matched.contains("cluster") && !hits[0].matched.contains("clsuters"),
         "{}",
         hits[0].matched
+    );
+    // A capitalised word after the first is a name: `Marco` is not rewritten as `macro` (at most a
+    // near match).
+    let hits = catalog.search_hits("send the report to Marco", 5);
+    assert!(
+        hits.iter().all(|h| !h.matched.contains("macro")),
+        "{:?}",
+        hits.iter().map(|h| &h.matched).collect::<Vec<_>>()
     );
     // Two catalog words as near (`files`, `fields`): the typo stays as written, a near match of both.
     let hits = catalog.search_hits("stuck fiels", 2);
