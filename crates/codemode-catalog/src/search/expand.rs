@@ -227,11 +227,10 @@ impl SearchIndex {
     /// no English or stop word and no word of the catalog or the vocabulary becomes the one word
     /// of the catalog nearest to it (one edit; two from eight letters; with its first letter;
     /// forms of one term count as one: `subscritpions`, `acess`; not a capitalised word inside a
-    /// sentence, a name: `Marco`), or, from six letters, the one
-    /// vocabulary word nearest to it when no catalog word is as near, or when that word is a verb
-    /// or ends a phrase the word before starts (`decomission`, `chnage`, `pull requets`). A word
-    /// with several nearest catalog words stays as written, for [`expand`](Self::expand)'s typo
-    /// neighbours.
+    /// sentence, a name: `Marco`), or, from six letters, the one vocabulary word nearest to it
+    /// when no catalog word is as near, or when that word is a verb or ends a phrase the word
+    /// before starts (`decomission`, `chnage`, `pull requets`). A word with several nearest
+    /// catalog words stays as written, for [`expand`](Self::expand)'s typo neighbours.
     pub(super) fn correct_typos(&self, query: &str) -> Option<String> {
         let mut out: Option<String> = None;
         let mut last = 0;
