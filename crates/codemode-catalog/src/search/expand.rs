@@ -169,31 +169,39 @@ fn vocabulary_words() -> &'static [(String, u64)] {
     })
 }
 
+/// The nearest of `candidates` (each with its distance), its distance, and whether another as
+/// near is not `same` as it (the first found is the one kept).
+fn nearest<T: Copy>(
+    candidates: impl Iterator<Item = (T, usize)>,
+    same: impl Fn(T, T) -> bool,
+) -> Option<(usize, T, bool)> {
+    let mut best: Option<(usize, T, bool)> = None;
+    for (candidate, d) in candidates {
+        match &mut best {
+            Some((bd, _, _)) if d > *bd => {}
+            Some((bd, first, tied)) if d == *bd => *tied |= !same(*first, candidate),
+            _ => best = Some((d, candidate, false)),
+        }
+    }
+    best
+}
+
 /// The vocabulary word nearest to `lower` (within `max` edits, with its first letter), with its
 /// distance, when only one is that near.
 fn nearest_vocabulary_word(lower: &str, max: usize) -> Option<(usize, &'static str)> {
     let mask = letter_mask(lower);
-    let mut best: Option<(usize, &str)> = None;
-    let mut tied = false;
-    for (candidate, candidate_mask) in vocabulary_words() {
-        // A typo keeps the first letter: `online` is no `inline`, `upstream` no `stream`.
-        if candidate.as_bytes()[0] != lower.as_bytes()[0]
-            || candidate.len().abs_diff(lower.len()) > max
-            || (mask ^ candidate_mask).count_ones() as usize > 2 * max
-        {
-            continue;
-        }
-        let Some(d) = bounded_edit_distance(lower, candidate, max) else { continue };
-        match best {
-            Some((bd, _)) if d > bd => {}
-            Some((bd, bw)) if d == bd => tied |= stem(bw) != stem(candidate),
-            _ => {
-                best = Some((d, candidate));
-                tied = false;
-            }
-        }
-    }
-    best.filter(|_| !tied)
+    // A typo keeps the first letter: `online` is no `inline`, `upstream` no `stream`.
+    let candidates = vocabulary_words()
+        .iter()
+        .filter(|(candidate, candidate_mask)| {
+            candidate.as_bytes()[0] == lower.as_bytes()[0]
+                && candidate.len().abs_diff(lower.len()) <= max
+                && (mask ^ candidate_mask).count_ones() as usize <= 2 * max
+        })
+        .filter_map(|(candidate, _)| {
+            bounded_edit_distance(lower, candidate, max).map(|d| (candidate.as_str(), d))
+        });
+    nearest(candidates, |a, b| stem(a) == stem(b)).filter(|&(_, _, tied)| !tied).map(|(d, word, _)| (d, word))
 }
 
 impl SearchIndex {
@@ -201,25 +209,13 @@ impl SearchIndex {
     /// are forms of one term that is the word's own, `Some(None)` when they are of several or the
     /// word is one of a phrase, `None` when none is that near).
     fn nearest_catalog_word<'a>(&'a self, form: &'a str, max: usize) -> Option<Option<&'a str>> {
-        let mut best: Option<(usize, &TypoWord)> = None;
-        let mut tied = false;
         // A typo keeps the first letter, as for the vocabulary's words.
         let first = form.as_bytes().first();
-        for (candidate, d) in
-            self.typo_neighbours(form, max).filter(|(c, _)| c.word.as_bytes().first() == first)
-        {
-            match best {
-                Some((bd, _)) if d > bd => {}
-                Some((bd, bw)) if d == bd => tied |= bw.term != candidate.term,
-                _ => {
-                    best = Some((d, candidate));
-                    tied = false;
-                }
-            }
-        }
+        let candidates = self.typo_neighbours(form, max).filter(|(c, _)| c.word.as_bytes().first() == first);
+        let (_, word, tied) = nearest(candidates, |a: &TypoWord, b: &TypoWord| a.term == b.term)?;
         // A word of a folded phrase (`messages` of `console messages`) is no term as written: the
         // typo stays, a near match of the phrase.
-        best.map(|(_, w)| (!tied && self.terms[w.term as usize] == stem(&w.word)).then_some(w.word.as_str()))
+        Some((!tied && self.terms[word.term as usize] == stem(&word.word)).then_some(word.word.as_str()))
     }
 
     /// The query with typos written as the words they are of, so that they fold into phrases and
@@ -258,36 +254,38 @@ impl SearchIndex {
                 continue;
             }
             let max = if lower.len() >= 8 { 2 } else { 1 };
+            let at = word.as_ptr() as usize - query.as_ptr() as usize;
             // Of six letters or more for a vocabulary word, of five for one of the catalog.
             let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(&lower, max)).flatten();
-            // The catalog's words as near, when they are one word (`subscritpions`); a capitalised
-            // word after the first is a name (`Marco` is no `macro`).
-            let before_word = query[..word.as_ptr() as usize - query.as_ptr() as usize].trim_end();
-            let sentence_start = before_word.is_empty() || before_word.ends_with(['.', '?', '!', ':', ';']);
-            let named = word != lower && !sentence_start;
-            let catalog = (!named)
-                .then(|| self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d)))
-                .flatten();
-            let correction = match (vocabulary, catalog) {
-                (Some((_, correction)), catalog) => {
-                    // A word of the catalog as near is the one meant, unless the vocabulary word
-                    // ends a phrase the word before starts (`pull requets`) or is a verb
-                    // (`chnage` -> `change`: the query's action is read from its words).
-                    let ends_phrase = lexicon.phrase_starts.get(&before).is_some_and(|at| {
-                        let term = stem(correction);
-                        at.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
-                    });
-                    let verb = lexicon.verb_terms.contains_key(&stem(correction));
-                    match catalog {
-                        Some(Some(word)) if !ends_phrase && !verb => word,
-                        Some(None) if !ends_phrase && !verb => continue,
-                        _ => correction,
+            // The vocabulary word wins over a catalog word as near when it ends a phrase the word
+            // before starts (`pull requets`) or is a verb (`chnage` -> `change`: the query's action
+            // is read from its words).
+            let preferred = vocabulary.filter(|&(_, correction)| {
+                let term = stem(correction);
+                lexicon.verb_terms.contains_key(&term)
+                    || lexicon.phrase_starts.get(&before).is_some_and(|starts| {
+                        starts.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
+                    })
+            });
+            let correction = match preferred {
+                Some((_, correction)) => correction,
+                None => {
+                    // The catalog's words as near, when they are one word (`subscritpions`); a
+                    // capitalised word inside a sentence is a name (`Marco` is no `macro`).
+                    let before_word = query[..at].trim_end();
+                    let sentence_start =
+                        before_word.is_empty() || before_word.ends_with(['.', '?', '!', ':', ';']);
+                    let named = word != lower && !sentence_start;
+                    let catalog = (!named)
+                        .then(|| self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d)))
+                        .flatten();
+                    match (vocabulary, catalog) {
+                        (_, Some(Some(word))) => word,
+                        (Some((_, correction)), None) => correction,
+                        _ => continue,
                     }
                 }
-                (None, Some(Some(word))) => word,
-                (None, _) => continue,
             };
-            let at = word.as_ptr() as usize - query.as_ptr() as usize;
             let text = out.get_or_insert_with(String::new);
             text.push_str(&query[last..at]);
             text.push_str(correction);

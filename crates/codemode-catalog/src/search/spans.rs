@@ -42,28 +42,27 @@ pub(super) fn quoted_spans(query: &str) -> Vec<(usize, usize)> {
 }
 
 /// A workflow status named as trackers name it, capitalised (`Done`, `In Progress`, `In Review`,
-/// `To Do`): the chunk at `i` is such a name or its last word.
+/// `To Do`), the chunk at `i` being such a name or its last word: `status`, or `transition` when
+/// the query moves something to it (then in lower case too).
 pub(super) fn workflow_status(chunks: &[&str], i: usize) -> Option<&'static str> {
     let previous = i.checked_sub(1).map(|j| chunks[j]);
-    let (named, start) = match chunks[i] {
+    let (capitalised, start) = match chunks[i] {
         // Not the query's first word: `Done with this page, close it`.
-        "Done" => (previous.is_some(), i),
-        "Progress" | "Review" => (previous == Some("In"), i - 1),
-        "Do" => (previous == Some("To"), i - 1),
-        _ => (false, i),
+        "Done" if previous.is_some() => (true, i),
+        "Progress" | "Review" if previous == Some("In") => (true, i - 1),
+        "Do" if previous == Some("To") => (true, i - 1),
+        // In lower case only as the end of a move (`move the ticket to done`).
+        "done" => (false, i),
+        "progress" | "review" if previous == Some("in") => (false, i - 1),
+        _ => return None,
     };
-    // `to Done`, `over to In Progress`, `into review`: a move to the status, a transition; in
-    // lower case too after `to` (`move the ticket to done`).
-    let moved = |start: usize| start.checked_sub(1).is_some_and(|j| matches!(chunks[j], "to" | "into"));
-    let lower = match chunks[i] {
-        "done" => moved(i),
-        "progress" | "review" => previous == Some("in") && moved(i - 1),
-        _ => false,
-    };
-    if lower {
-        return Some("transition");
+    // `to Done`, `over to In Progress`, `into review`: a move to the status, a transition.
+    let moved = start.checked_sub(1).is_some_and(|j| matches!(chunks[j], "to" | "into"));
+    match (moved, capitalised) {
+        (true, _) => Some("transition"),
+        (false, true) => Some("status"),
+        (false, false) => None,
     }
-    named.then_some(if moved(start) { "transition" } else { "status" })
 }
 
 /// Two numbers to add (`add 2 and 3`, `1843 plus 299`, `17 + 25`): the first names a sum.
@@ -82,6 +81,9 @@ pub(super) fn arithmetic(lower: &[String], i: usize) -> Option<&'static str> {
 /// A duration at `i` that is time spent, as trackers take it (`3h against OPS-7`), not a window
 /// of time (`the last 3h`, `1h granularity`), which stays a word of the ask.
 pub(super) fn time_spent(chunk: &str, lower: &[String], i: usize) -> bool {
+    if !is_duration(chunk) {
+        return false;
+    }
     let window = i.checked_sub(1).is_some_and(|j| {
         matches!(
             lower[j].as_str(),
@@ -93,5 +95,5 @@ pub(super) fn time_spent(chunk: &str, lower: &[String], i: usize) -> bool {
             "ago" | "granularity" | "interval" | "intervals" | "resolution" | "window" | "bins"
         )
     });
-    is_duration(chunk) && !window
+    !window
 }
