@@ -481,6 +481,16 @@ fn join_leading_phrasal(query: &str) -> Option<String> {
             words.push(w.to_owned());
         }
     });
+    // `let the team know` tells someone (`let` is otherwise a filler; `let me know` asks to be
+    // told).
+    if words.first().is_some_and(|w| w == "let")
+        && !matches!(words.get(1).map(String::as_str), Some("me" | "us"))
+        && let Some(at) = (2..words.len().min(6)).find(|&i| words[i] == "know")
+    {
+        let know = words.remove(at);
+        words.insert(1, know);
+        return Some(words.join(" "));
+    }
     let verb = words
         .iter()
         .position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;

@@ -169,6 +169,9 @@ fn a_cloud_resource_name_says_what_it_names() {
         ),
         ("cloud", "sql_server_show", "Show a SQL server"),
         ("cloud", "group_list", "List the resource groups of a subscription"),
+        ("cloud", "functions_template_get", "Get a template for a new function"),
+        ("cloud", "functionapp_get", "Get the details of a Function App"),
+        ("cloud", "datadog_monitoredresources_list", "List the resources a Datadog monitor watches"),
     ]);
     // Service Fabric `sfmc-`, SQL server `sqlsrv-`.
     assert_eq!(top(&more, "what is in sfmc-prod"), "cloud:servicefabric_managedcluster_nodetype_list");
@@ -178,6 +181,10 @@ fn a_cloud_resource_name_says_what_it_names() {
     assert_eq!(top(&more, "stand up lt-perf"), "cloud:loadtesting_testresource_create");
     assert_eq!(top(&more, "change amlfs-01 to Sunday"), "cloud:managedlustre_fs_update");
     assert_eq!(top(&more, "the products index on srch-prod"), "cloud:search_index_get");
+    // Datadog `dd-`; a function app `fn-` or `func-` (the app, not a function's template).
+    assert_eq!(top(&more, "what is in dd-prod"), "cloud:datadog_monitoredresources_list");
+    assert_eq!(top(&more, "runtime stack of fn-billing"), "cloud:functionapp_get");
+    assert_eq!(top(&more, "runtime stack of func-orders"), "cloud:functionapp_get");
     // A name that follows no convention is only a name.
     assert_eq!(top(&cloud, "what's in shop-prod-01"), top(&cloud, "what's in it"));
     // An endpoint's host name says what it is: a registry, not a page to fetch.

@@ -299,6 +299,26 @@ fn phrasal_verbs_fold_into_the_verb_they_mean() {
 }
 
 #[test]
+fn letting_someone_know_notifies_them() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "team").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("get_release", "Get the details of a release, with its status"),
+            tool("send_notification", "Send a notification to a channel or a user"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // `let ... know` tells someone; `let me know` asks to be told.
+    assert_eq!(
+        ids(&catalog.search("let the on-call folks know we are done", 1)),
+        ["openclaw:team:send_notification"]
+    );
+    assert_eq!(ids(&catalog.search("let me know the release status", 1)), ["openclaw:team:get_release"]);
+}
+
+#[test]
 fn question_words_ask_for_what_they_mean_and_verbs_in_a_question_are_states() {
     let catalog = tracker();
     // `who` asks for people: the collaborators, not the tool named by the question's verb.
@@ -1092,7 +1112,9 @@ fn intent_report() {
         println!("{}", r.table(title));
         let tuning_source = |query: &str| match split.as_str() {
             "fresh" | "fresh2" | "fresh2-distinct" | "fresh3" | "fresh3-distinct" | "fresh4" | "fresh5"
-            | "fresh6" | "fresh7" | "fresh8" | "fresh9" | "fresh10" | "fresh11" | "fresh12" | "fresh13" => true,
+            | "fresh6" | "fresh7" | "fresh8" | "fresh9" | "fresh10" | "fresh11" | "fresh12" | "fresh13" => {
+                true
+            }
             "fresh14" | "holdout" => false,
             _ => !crate::intents::is_holdout(query),
         };
