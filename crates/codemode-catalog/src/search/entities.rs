@@ -90,6 +90,7 @@ const RESOURCE_PREFIXES: &[(&str, &str)] = &[
     ("evgd", "eventgrid"),
     ("evgt", "eventgrid"),
     ("fn", "functionapp"),
+    ("fss", "storagesync"),
     ("func", "functionapp"),
     ("kv", "keyvault"),
     ("la", "workspace"),

@@ -178,6 +178,8 @@ fn a_cloud_resource_name_says_what_it_names() {
     assert_eq!(top(&more, "what is in sqlsrv-orders"), "cloud:sql_server_show");
     // Storage sync `sss-`, load testing `lt-`, Managed Lustre `amlfs-`, AI Search `srch-`.
     assert_eq!(top(&more, "what is in sss-prod"), "cloud:storagesync_service_get");
+    // A file sync service is also written `fss-`.
+    assert_eq!(top(&more, "what is in fss-corp"), "cloud:storagesync_service_get");
     assert_eq!(top(&more, "stand up lt-perf"), "cloud:loadtesting_testresource_create");
     assert_eq!(top(&more, "change amlfs-01 to Sunday"), "cloud:managedlustre_fs_update");
     assert_eq!(top(&more, "the products index on srch-prod"), "cloud:search_index_get");
