@@ -299,6 +299,31 @@ fn phrasal_verbs_fold_into_the_verb_they_mean() {
 }
 
 #[test]
+fn approving_asks_for_a_review_and_renaming_for_a_title() {
+    let tool = |name: &str, description: &str| {
+        ToolSpec::new(name, ToolOrigin::BundledPlugin, "forge").description(description)
+    };
+    let catalog = Catalog::build(
+        vec![
+            tool("add_issue_comment", "Add a comment to an issue or pull request"),
+            tool("label_write", "Perform write operations on repository labels"),
+            tool("create_pull_request_review", "Create a review on a pull request"),
+            tool("update_issue_title", "Update the title of an issue"),
+        ],
+        &CatalogOptions::default(),
+    );
+    // Signing off (approving) is a review; renaming sets a title.
+    assert_eq!(
+        ids(&catalog.search("sign off on #33 in acme/web with a short LGTM", 1)),
+        ["openclaw:forge:create_pull_request_review"]
+    );
+    assert_eq!(
+        ids(&catalog.search("rename #45 in acme/shop to 'Crash on empty cart'", 1)),
+        ["openclaw:forge:update_issue_title"]
+    );
+}
+
+#[test]
 fn letting_someone_know_notifies_them() {
     let tool = |name: &str, description: &str| {
         ToolSpec::new(name, ToolOrigin::BundledPlugin, "team").description(description)
