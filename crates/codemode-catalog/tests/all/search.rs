@@ -3,7 +3,9 @@
 use codemode_catalog::{Catalog, CatalogOptions};
 use codemode_core::{CodeModeConfig, ToolOrigin, ToolSpec};
 
-use crate::support::{hit_rates, labelled_queries, public_catalog, public_mcp_tools};
+use crate::support::{
+    hit_rates, labelled_queries, public_catalog, public_mcp_tools, small_catalog, top_local_id,
+};
 
 fn public() -> &'static Catalog {
     public_catalog()
@@ -300,47 +302,32 @@ fn phrasal_verbs_fold_into_the_verb_they_mean() {
 
 #[test]
 fn approving_asks_for_a_review_and_renaming_for_a_title() {
-    let tool = |name: &str, description: &str| {
-        ToolSpec::new(name, ToolOrigin::BundledPlugin, "forge").description(description)
-    };
-    let catalog = Catalog::build(
-        vec![
-            tool("add_issue_comment", "Add a comment to an issue or pull request"),
-            tool("label_write", "Perform write operations on repository labels"),
-            tool("create_pull_request_review", "Create a review on a pull request"),
-            tool("update_issue_title", "Update the title of an issue"),
-        ],
-        &CatalogOptions::default(),
-    );
+    let catalog = small_catalog(&[
+        ("forge", "add_issue_comment", "Add a comment to an issue or pull request"),
+        ("forge", "label_write", "Perform write operations on repository labels"),
+        ("forge", "create_pull_request_review", "Create a review on a pull request"),
+        ("forge", "update_issue_title", "Update the title of an issue"),
+    ]);
     // Signing off (approving) is a review; renaming sets a title.
     assert_eq!(
-        ids(&catalog.search("sign off on #33 in acme/web with a short LGTM", 1)),
-        ["openclaw:forge:create_pull_request_review"]
+        top_local_id(&catalog, "sign off on #33 in acme/web with a short LGTM"),
+        "forge:create_pull_request_review"
     );
     assert_eq!(
-        ids(&catalog.search("rename #45 in acme/shop to 'Crash on empty cart'", 1)),
-        ["openclaw:forge:update_issue_title"]
+        top_local_id(&catalog, "rename #45 in acme/shop to 'Crash on empty cart'"),
+        "forge:update_issue_title"
     );
 }
 
 #[test]
 fn letting_someone_know_notifies_them() {
-    let tool = |name: &str, description: &str| {
-        ToolSpec::new(name, ToolOrigin::BundledPlugin, "team").description(description)
-    };
-    let catalog = Catalog::build(
-        vec![
-            tool("get_release", "Get the details of a release, with its status"),
-            tool("send_notification", "Send a notification to a channel or a user"),
-        ],
-        &CatalogOptions::default(),
-    );
+    let catalog = small_catalog(&[
+        ("team", "get_release", "Get the details of a release, with its status"),
+        ("team", "send_notification", "Send a notification to a channel or a user"),
+    ]);
     // `let ... know` tells someone; `let me know` asks to be told.
-    assert_eq!(
-        ids(&catalog.search("let the on-call folks know we are done", 1)),
-        ["openclaw:team:send_notification"]
-    );
-    assert_eq!(ids(&catalog.search("let me know the release status", 1)), ["openclaw:team:get_release"]);
+    assert_eq!(top_local_id(&catalog, "let the on-call folks know we are done"), "team:send_notification");
+    assert_eq!(top_local_id(&catalog, "let me know the release status"), "team:get_release");
 }
 
 #[test]
