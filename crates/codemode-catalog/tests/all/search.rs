@@ -320,6 +320,31 @@ fn approving_asks_for_a_review_and_renaming_for_a_title() {
 }
 
 #[test]
+fn everyday_words_reach_the_concept() {
+    let catalog = small_catalog(&[
+        ("forge", "star_repository", "Star a repository for the authenticated user"),
+        ("forge", "unstar_repository", "Unstar a repository for the authenticated user"),
+        ("forge", "get_team_members", "Get the member usernames of a team in an organization"),
+        ("chat", "slack_get_users", "Get a list of all users in the workspace with their profiles"),
+        ("cloud", "deploy_plan_get", "Generate a deployment plan for an application's workloads"),
+        ("cloud", "functionapp_get", "Get the details of function apps: name, location, status, plan"),
+    ]);
+    // `no longer want` removes; the team chat is Slack; serverless workloads are function apps.
+    assert_eq!(
+        top_local_id(&catalog, "I no longer want vercel/next.js in my favourites"),
+        "forge:unstar_repository"
+    );
+    assert_eq!(
+        top_local_id(&catalog, "everyone on the team chat - names and handles"),
+        "chat:slack_get_users"
+    );
+    assert_eq!(
+        top_local_id(&catalog, "serverless workloads in rg-jobs and their state"),
+        "cloud:functionapp_get"
+    );
+}
+
+#[test]
 fn letting_someone_know_notifies_them() {
     let catalog = small_catalog(&[
         ("team", "get_release", "Get the details of a release, with its status"),
