@@ -1037,15 +1037,16 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
 }
 
 /// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.8% /
-/// 92.9%, its held-out split 95.4% / 92.0%. The fresh sets, one catalog / all 16, each at its
+/// 93.2%, its held-out split 95.4% / 92.6%. The fresh sets, one catalog / all 16, each at its
 /// first measurement and now: the fourth 75.1% / 65.5% -> 91.4% / 80.7%, the fifth 70.5% / 52.5%
 /// -> 85.5% / 69.5%, the sixth 85.5% / 72.0% -> 92.5% / 85.0%, the seventh 72.0% / 60.0% -> 87.5% /
 /// 75.0%, the eighth 86.0% / 78.5% -> 90.5% / 86.0%, the ninth 76.5% / 65.5% -> 86.5% / 79.5%, the
 /// tenth 73.5% / 59.0% -> 86.0% / 74.5%, the eleventh 59.5% / 48.5% -> 79.5% / 66.0%, the twelfth
-/// 66.0% / 51.5% -> 77.5% / 65.5%, the thirteenth 61.5% / 52.5% -> 66.5% / 57.0% (all tuning
-/// sources now); the fourteenth, in natural wording and never tuned on, 87.0% / 79.0% -> 88.0% /
-/// 79.0%. This test holds these levels so they cannot silently regress, and the engine must beat
-/// the word-overlap baseline. On failure it prints misses of the tuning split only.
+/// 66.0% / 51.5% -> 77.5% / 65.5%, the thirteenth 61.5% / 52.5% -> 66.5% / 57.0%, the fourteenth
+/// 87.0% / 79.0% -> 89.0% / 80.0% (all tuning sources now); the fifteenth, in natural wording and
+/// never tuned on, 84.0% / 78.0%. This test holds these levels so they cannot silently regress,
+/// and the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
+/// split only.
 #[test]
 fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, |_| true);
@@ -1061,7 +1062,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.928,
+        all.all.top3_rate() >= 0.931,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -1076,7 +1077,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.920, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.925, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
@@ -1110,7 +1111,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh11", fresh11_report, 0.795, 0.660, true);
     check("fresh12", fresh12_report, 0.775, 0.655, true);
     check("fresh13", fresh13_report, 0.665, 0.570, true);
-    check("fresh14", fresh14_report, 0.880, 0.790, true);
+    check("fresh14", fresh14_report, 0.890, 0.800, true);
     check("fresh15", fresh15_report, 0.840, 0.780, true);
 }
 
