@@ -189,8 +189,9 @@
 //! # Layout
 //!
 //! `lexicon` loads the vocabulary, `analysis` turns text into tokens and classifies verbs,
-//! `entities` finds what a query names by its form (with `places.txt`; `forms` tells one chunk's
-//! form alone: addresses, dates, ids, endpoints, query languages), `words`
+//! `entities` finds what a query names by its form (`name_words` holds its word lists, with
+//! `places.txt`; `forms` tells one chunk's form alone: addresses, dates, ids, endpoints, query
+//! languages), `words`
 //! tokenizes for the index build (the same tokens, by term id), `index` builds the index (`groups`
 //! its owner and name-family stages), `expand` expands query words (`wordnet` holds the WordNet
 //! fallback table), `typo` holds the approximate matching, and `rank` scores and ranks.
@@ -202,6 +203,7 @@ mod forms;
 mod groups;
 mod index;
 mod lexicon;
+mod name_words;
 mod rank;
 mod spans;
 mod stem_rule;
