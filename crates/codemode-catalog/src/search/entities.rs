@@ -233,6 +233,14 @@ fn for_each_entity<'a>(
             push(chunk, "phone", "");
             continue;
         }
+        // `20% of users`, `20% to v2`: a share of an audience, which a rollout serves (not `CPU
+        // over 80%`).
+        if chunk.strip_suffix('%').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            && matches!(chunks.get(i + 1).copied(), Some("of" | "to"))
+        {
+            push(chunk, "rollout", "");
+            continue;
+        }
         if let Some(kind) = chat_id_kind(chunk) {
             push(chunk, kind, "");
             continue;

@@ -399,3 +399,15 @@ fn a_setting_assigned_a_value_is_a_parameter_to_set() {
     // which tool.
     assert_eq!(top(&db, "lock_state true for key app:color"), "kv:key_lock_set");
 }
+
+#[test]
+fn a_share_of_an_audience_is_a_rollout() {
+    let flags = catalog(&[
+        ("flags", "get_environments", "List the environments of a project, with their users"),
+        ("flags", "update_flag", "Update a feature flag: its targeting rules or rollout strategy"),
+        ("monitor", "create_alert", "Create an alert on a metric such as CPU"),
+    ]);
+    // `20% of users` is served by a rollout; `over 80%` is a threshold, no audience.
+    assert_eq!(top(&flags, "new-nav for 20% of users in production"), "flags:update_flag");
+    assert_eq!(top(&flags, "tell me when CPU goes over 80%"), "monitor:create_alert");
+}
