@@ -271,3 +271,14 @@ fn an_ask_for_one_word_counts() {
     assert_eq!(top_id(&files, "the biggest files in /var/log"), "fs:list_directory_with_sizes");
     assert_eq!(top_id(&files, "end of /srv/out.txt"), "fs:read_text_file");
 }
+
+#[test]
+fn an_ask_to_cut_costs_finds_the_advisor() {
+    let cloud = owned(&[
+        ("cloud", "pricing_get", "Get retail prices and cost estimates of cloud services"),
+        ("cloud", "appinsights_recommendation_list", "List code optimization recommendations"),
+        ("cloud", "advisor_recommendation_list", "List advisor recommendations"),
+    ]);
+    // Cost savings come from the advisor, not from the price list or a code profiler.
+    assert_eq!(top_id(&cloud, "cost savings suggestions"), "cloud:advisor_recommendation_list");
+}
