@@ -242,7 +242,9 @@ fn for_each_entity<'a>(
             continue;
         }
         if let Some(kind) = chat_id_kind(chunk) {
+            // `U024BE7LH`, `C07INCID`: Slack writes its ids so.
             push(chunk, kind, "");
+            push(chunk, "slack", "");
             continue;
         }
         if starts("http://") || starts("https://") || starts("www.") {

@@ -411,3 +411,18 @@ fn a_share_of_an_audience_is_a_rollout() {
     assert_eq!(top(&flags, "new-nav for 20% of users in production"), "flags:update_flag");
     assert_eq!(top(&flags, "tell me when CPU goes over 80%"), "monitor:create_alert");
 }
+
+#[test]
+fn a_chat_id_names_the_chat_server() {
+    let tools = catalog(&[
+        ("clock", "get_current_time", "Get the current time in a specific timezone"),
+        ("clock", "convert_time", "Convert a time between timezones"),
+        ("forge", "search_users", "Search users by name, location or followers"),
+        ("chat", "slack_get_users", "Get the users of the workspace"),
+        ("chat", "slack_get_user_profile", "Get detailed profile information for a specific user"),
+    ]);
+    // `U02ABCDEF` is written as Slack writes a user id: the question is about a Slack user, not
+    // about clocks.
+    let hit = top(&tools, "U02ABCDEF: job title and timezone?");
+    assert!(hit.starts_with("chat:slack_get_user"), "{hit}");
+}
