@@ -282,3 +282,14 @@ fn an_ask_to_cut_costs_finds_the_advisor() {
     // Cost savings come from the advisor, not from the price list or a code profiler.
     assert_eq!(top_id(&cloud, "cost savings suggestions"), "cloud:advisor_recommendation_list");
 }
+
+#[test]
+fn asking_the_user_is_an_elicitation() {
+    let tools = owned(&[
+        ("forge", "get_user", "Get a user's profile by their name"),
+        ("demo", "trigger-elicitation-request", "Trigger a request from the server for user elicitation"),
+    ]);
+    // The server asking its user for something elicits it; it looks no user up.
+    assert_eq!(top_id(&tools, "prompt the user for their name"), "demo:trigger-elicitation-request");
+    assert_eq!(top_id(&tools, "the profile of the user named dana"), "forge:get_user");
+}
