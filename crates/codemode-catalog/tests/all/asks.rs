@@ -293,3 +293,17 @@ fn asking_the_user_is_an_elicitation() {
     assert_eq!(top_id(&tools, "prompt the user for their name"), "demo:trigger-elicitation-request");
     assert_eq!(top_id(&tools, "the profile of the user named dana"), "forge:get_user");
 }
+
+#[test]
+fn a_slow_task_is_a_long_running_operation() {
+    let tools = owned(&[
+        ("jobs", "get_task_report", "Get the report of a finished task"),
+        (
+            "demo",
+            "trigger-long-running-operation",
+            "Demonstrates a long running operation with progress updates",
+        ),
+    ]);
+    assert_eq!(top_id(&tools, "kick off a slow task"), "demo:trigger-long-running-operation");
+    assert_eq!(top_id(&tools, "simulate a lengthy job"), "demo:trigger-long-running-operation");
+}
