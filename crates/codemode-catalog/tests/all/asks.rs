@@ -307,3 +307,19 @@ fn a_slow_task_is_a_long_running_operation() {
     assert_eq!(top_id(&tools, "kick off a slow task"), "demo:trigger-long-running-operation");
     assert_eq!(top_id(&tools, "simulate a lengthy job"), "demo:trigger-long-running-operation");
 }
+
+#[test]
+fn pulling_a_thing_over_drags_it() {
+    // The real browser catalog: dropping files, clicking, hovering and dialogs are all near.
+    let tools = Catalog::build(
+        crate::support::load("playwright", ToolOrigin::BundledPlugin, "playwright"),
+        &CatalogOptions::default(),
+    );
+    for query in [
+        "pull the 'Backlog' card over onto the 'Doing' column",
+        "grab the slider handle and pull it over to the 'Max' marker",
+    ] {
+        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
+        assert!(hits.iter().any(|id| id.ends_with(":browser_drag")), "{query}: {hits:?}");
+    }
+}
