@@ -323,3 +323,18 @@ fn pulling_a_thing_over_drags_it() {
         assert!(hits.iter().any(|id| id.ends_with(":browser_drag")), "{query}: {hits:?}");
     }
 }
+
+#[test]
+fn a_webhook_is_an_event_subscription() {
+    // The real cloud router catalog: its event router says "event subscriptions", never webhooks.
+    let tools = Catalog::build(
+        crate::support::load("azure-namespace", ToolOrigin::BundledPlugin, "azure"),
+        &CatalogOptions::default(),
+    );
+    let hits: Vec<&str> = tools
+        .search("which webhook URLs get our custom pub/sub notifications", 3)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    assert!(hits.contains(&"openclaw:azure:eventgrid"), "{hits:?}");
+}
