@@ -1036,14 +1036,14 @@ fn fresh3_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::R
     distinct_report(&fresh3_intents(), &earlier, setting, ranker)
 }
 
-/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.8% /
-/// 93.2%, its held-out split 95.4% / 92.6%. The fresh sets, one catalog / all 16, each at its
-/// first measurement and now: the fourth 75.1% / 65.5% -> 91.4% / 80.7%, the fifth 70.5% / 52.5%
-/// -> 85.5% / 69.5%, the sixth 85.5% / 72.0% -> 92.5% / 85.0%, the seventh 72.0% / 60.0% -> 87.5% /
-/// 75.0%, the eighth 86.0% / 78.5% -> 90.5% / 86.0%, the ninth 76.5% / 65.5% -> 86.5% / 79.5%, the
-/// tenth 73.5% / 59.0% -> 86.0% / 74.5%, the eleventh 59.5% / 48.5% -> 79.5% / 66.0%, the twelfth
-/// 66.0% / 51.5% -> 77.5% / 65.5%, the thirteenth 61.5% / 52.5% -> 66.5% / 57.0%, the fourteenth
-/// 87.0% / 79.0% -> 89.0% / 80.0% (all tuning sources now); the fifteenth, in natural wording and
+/// The targets are top-3 >= 90% (one catalog) and >= 85% (all 16). Whole main set 95.9% /
+/// 93.5%, its held-out split 95.4% / 92.6%. The fresh sets, one catalog / all 16, each at its
+/// first measurement and now: the fourth 75.1% / 65.5% -> 91.4% / 82.2%, the fifth 70.5% / 52.5%
+/// -> 85.5% / 70.5%, the sixth 85.5% / 72.0% -> 92.5% / 85.5%, the seventh 72.0% / 60.0% -> 87.5% /
+/// 75.5%, the eighth 86.0% / 78.5% -> 90.5% / 86.5%, the ninth 76.5% / 65.5% -> 87.0% / 79.5%, the
+/// tenth 73.5% / 59.0% -> 86.0% / 75.0%, the eleventh 59.5% / 48.5% -> 79.5% / 66.5%, the twelfth
+/// 66.0% / 51.5% -> 78.5% / 67.0%, the thirteenth 61.5% / 52.5% -> 67.5% / 57.5%, the fourteenth
+/// 87.0% / 79.0% -> 89.0% / 81.0% (all tuning sources now); the fifteenth, in natural wording and
 /// never tuned on, 84.0% / 78.0%. This test holds these levels so they cannot silently regress,
 /// and the engine must beat the word-overlap baseline. On failure it prints misses of the tuning
 /// split only.
@@ -1056,13 +1056,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.957,
+        one.all.top3_rate() >= 0.959,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.931,
+        all.all.top3_rate() >= 0.934,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -1096,22 +1096,22 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.951, 0.930, true);
-    check("fresh2", fresh2_report, 0.934, 0.824, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.859, false);
-    check("fresh3", fresh3_report, 0.888, 0.834, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.886, 0.833, false);
-    check("fresh4", fresh4_report, 0.913, 0.807, true);
-    check("fresh5", fresh5_report, 0.855, 0.695, true);
-    check("fresh6", fresh6_report, 0.925, 0.850, true);
-    check("fresh7", fresh7_report, 0.875, 0.750, true);
-    check("fresh8", fresh8_report, 0.905, 0.860, true);
-    check("fresh9", fresh9_report, 0.865, 0.795, true);
-    check("fresh10", fresh10_report, 0.860, 0.745, true);
-    check("fresh11", fresh11_report, 0.795, 0.660, true);
-    check("fresh12", fresh12_report, 0.775, 0.655, true);
-    check("fresh13", fresh13_report, 0.665, 0.570, true);
-    check("fresh14", fresh14_report, 0.890, 0.800, true);
+    check("fresh", fresh_report, 0.951, 0.937, true);
+    check("fresh2", fresh2_report, 0.934, 0.839, true);
+    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.870, false);
+    check("fresh3", fresh3_report, 0.894, 0.841, true);
+    check("fresh3 distinct", fresh3_distinct_report, 0.892, 0.839, false);
+    check("fresh4", fresh4_report, 0.913, 0.822, true);
+    check("fresh5", fresh5_report, 0.855, 0.705, true);
+    check("fresh6", fresh6_report, 0.925, 0.855, true);
+    check("fresh7", fresh7_report, 0.875, 0.755, true);
+    check("fresh8", fresh8_report, 0.905, 0.865, true);
+    check("fresh9", fresh9_report, 0.870, 0.795, true);
+    check("fresh10", fresh10_report, 0.860, 0.750, true);
+    check("fresh11", fresh11_report, 0.795, 0.665, true);
+    check("fresh12", fresh12_report, 0.785, 0.670, true);
+    check("fresh13", fresh13_report, 0.675, 0.575, true);
+    check("fresh14", fresh14_report, 0.890, 0.810, true);
     check("fresh15", fresh15_report, 0.840, 0.780, true);
 }
 
