@@ -338,3 +338,19 @@ fn a_webhook_is_an_event_subscription() {
         .collect();
     assert!(hits.contains(&"openclaw:azure:eventgrid"), "{hits:?}");
 }
+
+#[test]
+fn replacing_everything_in_a_file_overwrites_it() {
+    // The real file-system catalog, where an edit tool also replaces (lines).
+    let tools = Catalog::build(
+        crate::support::load("filesystem", ToolOrigin::BundledPlugin, "fs"),
+        &CatalogOptions::default(),
+    );
+    for query in [
+        "replace everything in /srv/app/.env with these three lines",
+        "dump this JSON into /srv/app/config.json, replacing whatever's there",
+    ] {
+        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
+        assert!(hits.contains(&"openclaw:fs:write_file"), "{query}: {hits:?}");
+    }
+}
