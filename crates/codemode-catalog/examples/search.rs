@@ -3,6 +3,8 @@
 //! ```sh
 //! cargo run -p codemode-catalog --example search -- "list the commits of a repository" data/mcp-catalogs/*.json
 //! ```
+//!
+//! Prints the top 5 hits; `SEARCH_LIMIT=20` prints more.
 use codemode_catalog::{Catalog, CatalogOptions, QuickIndexOptions};
 use codemode_core::{ToolOrigin, ToolSpec};
 use serde_json::Value;
@@ -31,7 +33,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         catalog.len(),
         catalog.quick_index(&QuickIndexOptions::default()).len()
     );
-    for (rank, hit) in catalog.search_hits(&query, 5).iter().enumerate() {
+    let limit = std::env::var("SEARCH_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    for (rank, hit) in catalog.search_hits(&query, limit).iter().enumerate() {
         let summary = hit.entry.description.lines().next().unwrap_or_default();
         println!("{}. {} ({:.3}; {})  {summary}", rank + 1, hit.entry.id, hit.score, hit.matched);
     }
