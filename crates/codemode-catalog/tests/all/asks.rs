@@ -308,49 +308,51 @@ fn a_slow_task_is_a_long_running_operation() {
     assert_eq!(top_id(&tools, "simulate a lengthy job"), "demo:trigger-long-running-operation");
 }
 
+/// Asserts that `tool` is in the top 3 for each query over one real public catalog alone.
+fn in_top3_of_public(catalog: &str, tool: &str, queries: &[&str]) {
+    let tools = Catalog::build(
+        crate::support::load(catalog, ToolOrigin::BundledPlugin, catalog),
+        &CatalogOptions::default(),
+    );
+    let id = format!("openclaw:{catalog}:{tool}");
+    for query in queries {
+        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
+        assert!(hits.contains(&id.as_str()), "{query}: {hits:?}");
+    }
+}
+
 #[test]
 fn pulling_a_thing_over_drags_it() {
     // The real browser catalog: dropping files, clicking, hovering and dialogs are all near.
-    let tools = Catalog::build(
-        crate::support::load("playwright", ToolOrigin::BundledPlugin, "playwright"),
-        &CatalogOptions::default(),
+    in_top3_of_public(
+        "playwright",
+        "browser_drag",
+        &[
+            "pull the 'Backlog' card over onto the 'Doing' column",
+            "grab the slider handle and pull it over to the 'Max' marker",
+        ],
     );
-    for query in [
-        "pull the 'Backlog' card over onto the 'Doing' column",
-        "grab the slider handle and pull it over to the 'Max' marker",
-    ] {
-        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
-        assert!(hits.iter().any(|id| id.ends_with(":browser_drag")), "{query}: {hits:?}");
-    }
 }
 
 #[test]
 fn a_webhook_is_an_event_subscription() {
     // The real cloud router catalog: its event router says "event subscriptions", never webhooks.
-    let tools = Catalog::build(
-        crate::support::load("azure-namespace", ToolOrigin::BundledPlugin, "azure"),
-        &CatalogOptions::default(),
+    in_top3_of_public(
+        "azure-namespace",
+        "eventgrid",
+        &["which webhook URLs get our custom pub/sub notifications"],
     );
-    let hits: Vec<&str> = tools
-        .search("which webhook URLs get our custom pub/sub notifications", 3)
-        .iter()
-        .map(|e| e.id.as_str())
-        .collect();
-    assert!(hits.contains(&"openclaw:azure:eventgrid"), "{hits:?}");
 }
 
 #[test]
 fn replacing_everything_in_a_file_overwrites_it() {
     // The real file-system catalog, where an edit tool also replaces (lines).
-    let tools = Catalog::build(
-        crate::support::load("filesystem", ToolOrigin::BundledPlugin, "fs"),
-        &CatalogOptions::default(),
+    in_top3_of_public(
+        "filesystem",
+        "write_file",
+        &[
+            "replace everything in /srv/app/.env with these three lines",
+            "dump this JSON into /srv/app/config.json, replacing whatever's there",
+        ],
     );
-    for query in [
-        "replace everything in /srv/app/.env with these three lines",
-        "dump this JSON into /srv/app/config.json, replacing whatever's there",
-    ] {
-        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
-        assert!(hits.contains(&"openclaw:fs:write_file"), "{query}: {hits:?}");
-    }
 }
