@@ -458,8 +458,8 @@ fn verb_class(raw: &[String]) -> Option<VerbClass> {
     None
 }
 
-/// Particles of split phrasal verbs (`take my star off`).
-pub(super) const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down"];
+/// Particles of split phrasal verbs (`take my star off`, `let the team know`).
+pub(super) const PARTICLES: &[&str] = &["off", "over", "out", "away", "back", "up", "down", "know"];
 
 /// The query with a split phrasal verb joined (`take my star off` -> `take off my star`) when
 /// the vocabulary has the phrase, else `None`: the verb that leads the query, or else the one
@@ -481,19 +481,13 @@ fn join_leading_phrasal(query: &str) -> Option<String> {
             words.push(w.to_owned());
         }
     });
-    // `let the team know` tells someone (`let` is otherwise a filler; `let me know` asks to be
-    // told).
-    if words.first().is_some_and(|w| w == "let")
-        && !matches!(words.get(1).map(String::as_str), Some("me" | "us"))
-        && let Some(at) = (2..words.len().min(6)).find(|&i| words[i] == "know")
-    {
-        let know = words.remove(at);
-        words.insert(1, know);
-        return Some(words.join(" "));
-    }
-    let verb = words
-        .iter()
-        .position(|w| !FILLER_WORDS.contains(&w.as_str()) && !matches!(w.as_str(), "a" | "an" | "the"))?;
+    // `let` is a filler before `me` / `us` (`let me see`) and a verb before anyone else (`let the
+    // team know`).
+    let verb = (0..words.len()).find(|&i| {
+        let w = words[i].as_str();
+        (w == "let" && !matches!(words.get(i + 1).map(String::as_str), Some("me" | "us")))
+            || (!FILLER_WORDS.contains(&w) && !matches!(w, "a" | "an" | "the"))
+    })?;
     let phrases = &lexicon().phrases;
     let verb_term = stem(&words[verb]);
     for at in (verb + 2)..words.len().min(verb + 6) {
