@@ -52,23 +52,8 @@ fn main() {
     // The fresh check sets: `data/search-intents-fresh.json` to `-fresh14.json` (tuning sources
     // since a later set was written) and `-fresh15.json` (blind: never looked at while tuning; see
     // `data/README.md` at the workspace root).
-    for (set_name, set) in [
-        ("fresh set", intents::fresh_intents()),
-        ("fresh2 set", intents::fresh2_intents()),
-        ("fresh3 set", intents::fresh3_intents()),
-        ("fresh4 set", intents::fresh4_intents()),
-        ("fresh5 set", intents::fresh5_intents()),
-        ("fresh6 set", intents::fresh6_intents()),
-        ("fresh7 set", intents::fresh7_intents()),
-        ("fresh8 set", intents::fresh8_intents()),
-        ("fresh9 set", intents::fresh9_intents()),
-        ("fresh10 set", intents::fresh10_intents()),
-        ("fresh11 set", intents::fresh11_intents()),
-        ("fresh12 set", intents::fresh12_intents()),
-        ("fresh13 set", intents::fresh13_intents()),
-        ("fresh14 set", intents::fresh14_intents()),
-        ("fresh15 set", intents::fresh15_intents()),
-    ] {
+    for (name, set) in intents::FRESH_SETS {
+        let (set_name, set) = (format!("{name} set"), set());
         for (setting_name, setting) in
             [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
         {

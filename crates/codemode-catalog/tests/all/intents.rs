@@ -153,6 +153,26 @@ pub fn fresh15_intents() -> Vec<Intent> {
     load_intents("search-intents-fresh15.json")
 }
 
+/// The fresh check sets by their `SEARCH_SPLIT` name, in the order they were written (every one
+/// but the last is a tuning source now).
+pub const FRESH_SETS: [(&str, fn() -> Vec<Intent>); 15] = [
+    ("fresh", fresh_intents),
+    ("fresh2", fresh2_intents),
+    ("fresh3", fresh3_intents),
+    ("fresh4", fresh4_intents),
+    ("fresh5", fresh5_intents),
+    ("fresh6", fresh6_intents),
+    ("fresh7", fresh7_intents),
+    ("fresh8", fresh8_intents),
+    ("fresh9", fresh9_intents),
+    ("fresh10", fresh10_intents),
+    ("fresh11", fresh11_intents),
+    ("fresh12", fresh12_intents),
+    ("fresh13", fresh13_intents),
+    ("fresh14", fresh14_intents),
+    ("fresh15", fresh15_intents),
+];
+
 /// The intents of `data/<file>`.
 fn load_intents(file: &str) -> Vec<Intent> {
     let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"))

@@ -780,9 +780,8 @@ use std::collections::{HashMap, HashSet};
 use codemode_catalog::search::{stem, vocabulary};
 
 use crate::intents::{
-    Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, fresh4_intents,
-    fresh5_intents, fresh6_intents, fresh7_intents, fresh8_intents, fresh9_intents, fresh10_intents,
-    fresh11_intents, fresh12_intents, fresh13_intents, fresh14_intents, fresh15_intents, intents, tool_keys,
+    FRESH_SETS, Intent, Ranker, Setting, evaluate, fresh_intents, fresh2_intents, fresh3_intents, intents,
+    tool_keys,
 };
 
 fn content_terms(text: &str) -> HashSet<String> {
@@ -886,24 +885,7 @@ fn check_fresh_set(name: &str, set: &[Intent], min: usize, earlier: Vec<Vec<Inte
 /// The main set and the fresh sets in the order they were written; a fresh set's earlier sets are
 /// the ones before it.
 fn sets_in_order() -> Vec<Vec<Intent>> {
-    vec![
-        intents(),
-        fresh_intents(),
-        fresh2_intents(),
-        fresh3_intents(),
-        fresh4_intents(),
-        fresh5_intents(),
-        fresh6_intents(),
-        fresh7_intents(),
-        fresh8_intents(),
-        fresh9_intents(),
-        fresh10_intents(),
-        fresh11_intents(),
-        fresh12_intents(),
-        fresh13_intents(),
-        fresh14_intents(),
-        fresh15_intents(),
-    ]
+    std::iter::once(intents()).chain(FRESH_SETS.iter().map(|(_, set)| set())).collect()
 }
 
 /// Each fresh check set (the second onward): its own intents (none of an earlier set's texts), the
@@ -940,12 +922,17 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
     evaluate(&intents(), setting, ranker, keep)
 }
 
-fn fresh_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh_intents(), setting, ranker, |_| true)
-}
-
-fn fresh2_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh2_intents(), setting, ranker, |_| true)
+/// The report of the fresh check set named `name` (`SEARCH_SPLIT` names: `fresh` to `fresh15`,
+/// `fresh2-distinct`, `fresh3-distinct`).
+fn fresh_report(name: &str, setting: Setting, ranker: Ranker) -> Option<crate::intents::Report> {
+    match name {
+        "fresh2-distinct" => Some(fresh2_distinct_report(setting, ranker)),
+        "fresh3-distinct" => Some(fresh3_distinct_report(setting, ranker)),
+        _ => FRESH_SETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, set)| evaluate(&set(), setting, ranker, |_| true)),
+    }
 }
 
 /// The intents of `set` that are not near copies of an earlier set's: their content words
@@ -975,58 +962,6 @@ fn distinct_report(
 fn fresh2_distinct_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
     let earlier: Vec<Intent> = intents().into_iter().chain(fresh_intents()).collect();
     distinct_report(&fresh2_intents(), &earlier, setting, ranker)
-}
-
-fn fresh3_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh3_intents(), setting, ranker, |_| true)
-}
-
-fn fresh4_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh4_intents(), setting, ranker, |_| true)
-}
-
-fn fresh5_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh5_intents(), setting, ranker, |_| true)
-}
-
-fn fresh6_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh6_intents(), setting, ranker, |_| true)
-}
-
-fn fresh7_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh7_intents(), setting, ranker, |_| true)
-}
-
-fn fresh8_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh8_intents(), setting, ranker, |_| true)
-}
-
-fn fresh9_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh9_intents(), setting, ranker, |_| true)
-}
-
-fn fresh10_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh10_intents(), setting, ranker, |_| true)
-}
-
-fn fresh11_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh11_intents(), setting, ranker, |_| true)
-}
-
-fn fresh12_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh12_intents(), setting, ranker, |_| true)
-}
-
-fn fresh13_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh13_intents(), setting, ranker, |_| true)
-}
-
-fn fresh14_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh14_intents(), setting, ranker, |_| true)
-}
-
-fn fresh15_report(setting: Setting, ranker: Ranker) -> crate::intents::Report {
-    evaluate(&fresh15_intents(), setting, ranker, |_| true)
 }
 
 /// The third fresh set without its near copies of the three earlier sets' intents (its texts
@@ -1080,8 +1015,8 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     assert!(all.all.top3_rate() >= 0.925, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
-    type SetReport = fn(Setting, Ranker) -> crate::intents::Report;
-    let check = |name: &str, set: SetReport, one_min: f64, all_min: f64, beats_overlap: bool| {
+    let check = |name: &str, one_min: f64, all_min: f64, beats_overlap: bool| {
+        let set = |setting, ranker| fresh_report(name, setting, ranker).expect("a fresh set");
         let one = set(Setting::OneCatalog, Ranker::Engine);
         let all = set(Setting::All16, Ranker::Engine);
         assert!(one.all.top3_rate() >= one_min, "{name} one catalog top-3 {:.3}", one.all.top3_rate());
@@ -1096,23 +1031,23 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
             );
         }
     };
-    check("fresh", fresh_report, 0.951, 0.937, true);
-    check("fresh2", fresh2_report, 0.934, 0.839, true);
-    check("fresh2 distinct", fresh2_distinct_report, 0.956, 0.870, false);
-    check("fresh3", fresh3_report, 0.894, 0.841, true);
-    check("fresh3 distinct", fresh3_distinct_report, 0.892, 0.839, false);
-    check("fresh4", fresh4_report, 0.913, 0.822, true);
-    check("fresh5", fresh5_report, 0.855, 0.705, true);
-    check("fresh6", fresh6_report, 0.925, 0.855, true);
-    check("fresh7", fresh7_report, 0.875, 0.755, true);
-    check("fresh8", fresh8_report, 0.905, 0.865, true);
-    check("fresh9", fresh9_report, 0.870, 0.795, true);
-    check("fresh10", fresh10_report, 0.865, 0.755, true);
-    check("fresh11", fresh11_report, 0.800, 0.665, true);
-    check("fresh12", fresh12_report, 0.785, 0.670, true);
-    check("fresh13", fresh13_report, 0.680, 0.575, true);
-    check("fresh14", fresh14_report, 0.890, 0.810, true);
-    check("fresh15", fresh15_report, 0.840, 0.780, true);
+    check("fresh", 0.951, 0.937, true);
+    check("fresh2", 0.934, 0.839, true);
+    check("fresh2-distinct", 0.956, 0.870, false);
+    check("fresh3", 0.894, 0.841, true);
+    check("fresh3-distinct", 0.892, 0.839, false);
+    check("fresh4", 0.913, 0.822, true);
+    check("fresh5", 0.855, 0.705, true);
+    check("fresh6", 0.925, 0.855, true);
+    check("fresh7", 0.875, 0.755, true);
+    check("fresh8", 0.905, 0.865, true);
+    check("fresh9", 0.870, 0.795, true);
+    check("fresh10", 0.865, 0.755, true);
+    check("fresh11", 0.800, 0.665, true);
+    check("fresh12", 0.785, 0.670, true);
+    check("fresh13", 0.680, 0.575, true);
+    check("fresh14", 0.890, 0.810, true);
+    check("fresh15", 0.840, 0.780, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
@@ -1135,26 +1070,7 @@ fn intent_report() {
         ("word overlap, one catalog", Setting::OneCatalog, Ranker::Overlap),
         ("word overlap, all 16", Setting::All16, Ranker::Overlap),
     ] {
-        let r = match split.as_str() {
-            "fresh" => fresh_report(setting, ranker),
-            "fresh2" => fresh2_report(setting, ranker),
-            "fresh2-distinct" => fresh2_distinct_report(setting, ranker),
-            "fresh3" => fresh3_report(setting, ranker),
-            "fresh3-distinct" => fresh3_distinct_report(setting, ranker),
-            "fresh4" => fresh4_report(setting, ranker),
-            "fresh5" => fresh5_report(setting, ranker),
-            "fresh6" => fresh6_report(setting, ranker),
-            "fresh7" => fresh7_report(setting, ranker),
-            "fresh8" => fresh8_report(setting, ranker),
-            "fresh9" => fresh9_report(setting, ranker),
-            "fresh10" => fresh10_report(setting, ranker),
-            "fresh11" => fresh11_report(setting, ranker),
-            "fresh12" => fresh12_report(setting, ranker),
-            "fresh13" => fresh13_report(setting, ranker),
-            "fresh14" => fresh14_report(setting, ranker),
-            "fresh15" => fresh15_report(setting, ranker),
-            _ => report(setting, ranker, keep),
-        };
+        let r = fresh_report(&split, setting, ranker).unwrap_or_else(|| report(setting, ranker, keep));
         println!("{}", r.table(title));
         // Every fresh set but the last written is a tuning source.
         let tuning_source = |query: &str| match split.as_str() {
