@@ -153,9 +153,12 @@ pub fn fresh15_intents() -> Vec<Intent> {
     load_intents("search-intents-fresh15.json")
 }
 
+/// A loader of one intent set.
+pub type IntentSet = fn() -> Vec<Intent>;
+
 /// The fresh check sets by their `SEARCH_SPLIT` name, in the order they were written (every one
 /// but the last is a tuning source now).
-pub const FRESH_SETS: [(&str, fn() -> Vec<Intent>); 15] = [
+pub const FRESH_SETS: [(&str, IntentSet); 15] = [
     ("fresh", fresh_intents),
     ("fresh2", fresh2_intents),
     ("fresh3", fresh3_intents),
