@@ -241,6 +241,12 @@ fn for_each_entity<'a>(
             push(chunk, "rollout", "");
             continue;
         }
+        // `1280x720`, `1280 by 720`, `390 wide`: a size on screen, which a width and a height set.
+        if is_screen_size(&lower[i..]) {
+            push(chunk, "width", "");
+            push(chunk, "height", "");
+            continue;
+        }
         if let Some(kind) = chat_id_kind(chunk) {
             // `U024BE7LH`, `C07INCID`: Slack writes its ids so.
             push(chunk, kind, "");
@@ -488,4 +494,18 @@ fn is_word(word: &str) -> bool {
         || lexicon.expansions.contains_key(&term)
         || lexicon.phrase_starts.contains_key(&term)
         || lexicon.aliases.contains_key(word)
+}
+
+/// A size on screen at the start of `words`: `1280x720` (or `1280×720`, with `px`), `1280 by 720`,
+/// or a number of pixels followed by `wide`, `tall`, `high`, `px` or `pixels` (`390 wide`).
+fn is_screen_size(words: &[String]) -> bool {
+    let digits = |s: &str| (2..=5).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
+    let word = words[0].strip_suffix("px").unwrap_or(&words[0]);
+    if let Some((w, h)) = word.split_once('x').or_else(|| word.split_once('×')) {
+        return digits(w) && digits(h);
+    }
+    let next = |k: usize| words.get(k).map(String::as_str);
+    digits(word)
+        && (matches!(next(1), Some("wide" | "tall" | "high" | "px" | "pixels"))
+            || (next(1) == Some("by") && next(2).is_some_and(|h| digits(h.strip_suffix("px").unwrap_or(h)))))
 }

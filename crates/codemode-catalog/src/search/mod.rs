@@ -236,11 +236,16 @@ const MAX_PARAMS: usize = 64;
 const FIELDS: usize = 7;
 const FIELD_NAMES: [&str; FIELDS] =
     ["name", "label", "owner", "summary", "description", "params", "param docs"];
+/// The parameter-names field.
+const PARAMS_FIELD: usize = 5;
 const WEIGHTS: [f64; FIELDS] = [3.0, 2.0, 1.0, 3.0, 0.3, 0.6, 0.2];
 const B: [f64; FIELDS] = [0.3, 0.3, 0.2, 0.5, 0.75, 0.4, 0.6];
 const K1: f64 = 1.2;
 /// Fields where a read ask's match of a write tool's verb does not count.
 const SUPPRESS: [bool; FIELDS] = [true, true, false, true, false, false, false];
+/// The factor of a tool that takes no arguments when the query names things (a file, a user, an
+/// issue: fixed on the tuning sources, 0.1-0.8 tried).
+const NO_ARGUMENTS_FACTOR: f64 = 0.4;
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 
@@ -279,6 +284,9 @@ const SYNONYM_WEIGHT: f64 = 0.9;
 const POLYSEMY_EXPONENT: f64 = 0.25;
 /// The weight of what a question word asks for.
 const ASK_WEIGHT: f64 = 1.0;
+/// The weight of what a question form asks for as a word of the query in the owner stage (fixed
+/// on the tuning sources: 0.3-1.5 tried).
+const ASK_OWNER_WEIGHT: f64 = 0.6;
 const VERB_WEIGHT: f64 = 0.3;
 const COMPOUND_WEIGHT: f64 = 0.8;
 const PREFIX_WEIGHT: f64 = 0.5;

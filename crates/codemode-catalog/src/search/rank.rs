@@ -16,8 +16,9 @@ use super::index::{SearchIndex, idf_among};
 use super::lexicon::{VerbClass, lexicon};
 use super::typo::{trigram_similarity, trigrams};
 use super::{
-    ADJACENT_BONUS, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1, MAX_MATCH_CHARS,
-    MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, OWNER_BLEND, OWNER_IDF_SHARE, SUPPRESS,
+    ADJACENT_BONUS, ASK_OWNER_WEIGHT, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1,
+    MAX_MATCH_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, NO_ARGUMENTS_FACTOR, OWNER_BLEND,
+    OWNER_IDF_SHARE, PARAMS_FIELD, SUPPRESS,
 };
 
 /// The factor of a tool that makes a new thing for an ask to change one, and the reverse.
@@ -91,15 +92,9 @@ impl SearchIndex {
         NAME_COVERAGE_FLOOR + (1.0 - NAME_COVERAGE_FLOOR) * hit / total
     }
 
-    /// Adds what the query's question words ask for (`who` -> user, member, ...) and what the
-    /// things it names are (`kinds`, [`Named::kinds`]: `notes.txt` is a file): per document and per such
-    /// group its best term, at [`ASK_WEIGHT`], outside the coverage.
-    pub(super) fn add_asks(
-        &self,
-        query: &str,
-        kinds: &[&str],
-        scores: &mut [f64],
-    ) -> HashMap<usize, Vec<String>> {
+    /// The vocabulary's question forms in the query (`who` -> user, member, ...): each form and
+    /// the stemmed terms it asks for.
+    pub(super) fn ask_groups(query: &str) -> Vec<(String, Vec<String>)> {
         let asks = &lexicon().asks;
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| {
@@ -129,6 +124,18 @@ impl SearchIndex {
         {
             groups.push((form.join(" "), terms.clone()));
         }
+        groups
+    }
+
+    /// Adds what the query's question forms ask for (`groups`, [`Self::ask_groups`]) and what the
+    /// things it names are (`kinds`, [`Named::kinds`]: `notes.txt` is a file): per document and
+    /// per such group its best term, at [`ASK_WEIGHT`], outside the coverage.
+    pub(super) fn add_asks(
+        &self,
+        mut groups: Vec<(String, Vec<String>)>,
+        kinds: &[&str],
+        scores: &mut [f64],
+    ) -> HashMap<usize, Vec<String>> {
         groups.extend(kinds.iter().map(|&w| (w.to_owned(), vec![stem(w)])));
         let mut best: HashMap<usize, f64> = HashMap::new();
         let mut asked: HashMap<usize, Vec<String>> = HashMap::new();
@@ -247,15 +254,30 @@ impl SearchIndex {
             .into_iter()
             .filter_map(|s| self.vocab.get(&shape_term(s)).map(|&id| vec![(id, 1.0, Kind::Exact)]))
             .collect();
-        let (owner_relevance, family_relevance) = if entities.is_empty() && shapes.is_empty() {
-            (self.owners.relevance(&all_expansions), self.families.relevance(&all_expansions))
-        } else {
-            let mut words = all_expansions.clone();
-            words.extend(entities);
-            let families = self.families.relevance(&words);
-            words.extend(shapes);
-            (self.owners.relevance(&words), families)
-        };
+        // What the query's question forms ask for (`who` -> user, member) also says which server
+        // it is about, a little less than a word of it does.
+        let asks = Self::ask_groups(&query);
+        let asked_words: Vec<Vec<(u32, f64, Kind)>> = asks
+            .iter()
+            .map(|(_, terms)| {
+                terms
+                    .iter()
+                    .filter_map(|t| self.vocab.get(t).map(|&id| (id, ASK_OWNER_WEIGHT, Kind::Near)))
+                    .collect()
+            })
+            .filter(|word: &Vec<_>| !word.is_empty())
+            .collect();
+        let (owner_relevance, family_relevance) =
+            if entities.is_empty() && shapes.is_empty() && asked_words.is_empty() {
+                (self.owners.relevance(&all_expansions), self.families.relevance(&all_expansions))
+            } else {
+                let mut words = all_expansions.clone();
+                words.extend(entities);
+                let families = self.families.relevance(&words);
+                words.extend(shapes);
+                words.extend(asked_words);
+                (self.owners.relevance(&words), families)
+            };
         // With no verb, a setting assigned a value (`max_connections=500`) asks to set it and a
         // move to a status (`over to In Progress`) to make the transition.
         let class = action_class(text)
@@ -393,7 +415,7 @@ impl SearchIndex {
             }
             touched.clear();
         }
-        let asked = self.add_asks(&query, &kinds, &mut scores);
+        let asked = self.add_asks(asks, &kinds, &mut scores);
         let whole = query.trim().to_ascii_lowercase();
         // Adjacent query words that stand side by side in a name, label or summary.
         let mut adjacent = vec![0f64; docs];
@@ -410,6 +432,7 @@ impl SearchIndex {
                 }
             }
         }
+        let names_things = kinds.iter().any(|k| *k != "multiple");
         let mut ranked: Vec<(f64, usize)> = Vec::new();
         for doc in 0..docs {
             if scores[doc] <= 0.0 {
@@ -427,6 +450,12 @@ impl SearchIndex {
             let score = match (ask_kind, tool_kind) {
                 (Some(a), Some(t)) if a != t => score * KIND_FACTOR,
                 _ => score,
+            };
+            // A tool that takes no arguments cannot act on a thing the query names (`logo.png`).
+            let score = if names_things && self.doc_len[doc][PARAMS_FIELD] == 0.0 {
+                score * NO_ARGUMENTS_FACTOR
+            } else {
+                score
             };
             ranked.push((score, doc));
         }

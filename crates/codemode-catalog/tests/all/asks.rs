@@ -109,6 +109,25 @@ fn asking_the_assistant_what_it_knows_reaches_its_memory() {
 }
 
 #[test]
+fn a_fact_to_keep_reaches_the_memory_server_among_all() {
+    // With the 16 public catalogs loaded: the memory server's tools say "knowledge graph",
+    // never remember; a fact to keep (or to drop) asks for that knowledge, and the ask also
+    // says which server it is about (the owner stage), past the words the fact happens to hold
+    // (`deploy`, `window`, `password`).
+    let catalog = crate::support::public_catalog();
+    for query in [
+        "remember that the staging password rotates every month",
+        "keep in mind that Omar is on leave in March",
+        "jot down that Lena prefers email",
+        "forget everything about project Hydra",
+        "what's saved about 'Initech' and 'Ravi Shah'",
+    ] {
+        let hits = catalog.search_hits(query, 3);
+        assert!(hits.iter().any(|h| h.entry.id.contains(":memory:")), "{query:?}: {hits:#?}");
+    }
+}
+
+#[test]
 fn who_did_an_action_asks_for_the_history() {
     let cloud = owned(&[
         ("cloud", "get_vm", "Get a virtual machine and its state"),
@@ -355,4 +374,47 @@ fn replacing_everything_in_a_file_overwrites_it() {
             "dump this JSON into /srv/app/config.json, replacing whatever's there",
         ],
     );
+}
+
+#[test]
+fn everyday_words_reach_what_the_catalogs_call_it() {
+    // Each over one real public catalog alone; the catalogs' own words differ from the ask's.
+    for (catalog, tool, query) in [
+        // a branch that diverged or drifted asks for the difference
+        ("git", "git_diff", "~/code/web: how far has release/2.0 drifted from main, code-wise?"),
+        // looking over asks for a review
+        ("github", "request_pull_request_reviewers", "can someone look over my PR in acme/api"),
+        // files hanging off a page are its attachments
+        ("atlassian", "confluence_get_attachments", "files hanging off doc 4411"),
+        // a name already taken asks whether it is available
+        (
+            "azure-all",
+            "fileshares_fileshare_check-name-availability",
+            "before I script the rollout: can I call the NFS volume projects-archive in westus2, or is someone already using that?",
+        ),
+        // a percentile is a latency metric
+        ("azure-namespace", "monitor", "p99 response time of the agw-edge gateway today"),
+        // a base URL is an endpoint
+        (
+            "azure-all",
+            "foundryextensions_resource_get",
+            "I need the base URL to call ai-west-eus from code - and is it on S0?",
+        ),
+        // what a file should be called renames it
+        ("filesystem", "move_file", "reports/q1.md should be called reports/2025-q1.md"),
+        // Cognitive Search and Cognitive Services are now AI Search and AI Services
+        ("azure-all", "search_service_list", "do we have Cognitive Search instances in this subscription?"),
+        // a point-in-time copy is a snapshot
+        (
+            "azure-all",
+            "fileshares_fileshare_snapshot_get",
+            "list the point-in-time copies of share team-docs",
+        ),
+        // an image hub is a container registry
+        ("azure-all", "acr_registry_list", "which image hubs do we run in sub-dev"),
+        // squashing a PR into a branch merges it
+        ("github-legacy-npm", "merge_pull_request", "squash it into main: octo/app #9"),
+    ] {
+        in_top3_of_public(catalog, tool, &[query]);
+    }
 }

@@ -1,7 +1,8 @@
 //! What a query names by its form (paths, repositories, commits, times, places, people, names of
 //! things) and the shorthands it uses: each changes what the ask is about, not by its words.
 
-use codemode_catalog::Catalog;
+use codemode_catalog::{Catalog, CatalogOptions};
+use codemode_core::{ToolOrigin, ToolSpec};
 
 use crate::support::{small_catalog as catalog, top_local_id as top};
 
@@ -425,4 +426,47 @@ fn a_chat_id_names_the_chat_server() {
     // about clocks.
     let hit = top(&tools, "U02ABCDEF: job title and timezone?");
     assert!(hit.starts_with("chat:slack_get_user"), "{hit}");
+}
+
+#[test]
+fn a_tool_that_takes_nothing_cannot_act_on_a_named_thing() {
+    let parameters = serde_json::json!({
+        "type": "object",
+        "properties": { "path": { "type": "string", "description": "File to read" } },
+        "required": ["path"],
+    });
+    let media = Catalog::build(
+        vec![
+            ToolSpec::new("get_sample_image", ToolOrigin::BundledPlugin, "media")
+                .description("Returns a sample picture"),
+            ToolSpec::new("read_media_file", ToolOrigin::BundledPlugin, "media")
+                .description("Read a file and return it with its MIME type")
+                .parameters(parameters),
+        ],
+        &CatalogOptions::default(),
+    );
+    let top = |query: &str| media.search(query, 1)[0].id.clone();
+    // A file the query names is an argument, and only one tool takes any: its words (`picture`)
+    // do not make the other one act on it.
+    assert_eq!(top("show me the picture chart.png"), "openclaw:media:read_media_file");
+    // With nothing named, the words decide.
+    assert_eq!(top("show me a sample picture"), "openclaw:media:get_sample_image");
+}
+
+#[test]
+fn a_size_on_screen_is_a_width_and_a_height() {
+    let browser = catalog(&[
+        ("browser", "resize_page", "Resize the page to a width and height"),
+        ("browser", "take_screenshot", "Take a screenshot of the page layout"),
+    ]);
+    for query in [
+        "check the mobile layout at 390x844",
+        "check the mobile layout: 390 wide by 844 tall",
+        "check the layout at 1280 by 720",
+    ] {
+        assert_eq!(top(&browser, query), "browser:resize_page", "{query}");
+    }
+    // A number that is no size (`by 2`, no unit) leaves the words to decide.
+    assert_eq!(top(&browser, "check the mobile layout"), "browser:take_screenshot");
+    assert_eq!(top(&browser, "check the layout of 3 pages by 2pm"), "browser:take_screenshot");
 }

@@ -909,6 +909,7 @@ fn each_fresh_intent_set_has_the_promised_shape() {
         ("fresh13", 13, 190),
         ("fresh14", 14, 190),
         ("fresh15", 15, 190),
+        ("fresh16", 16, 190),
     ];
     assert_eq!(fresh.len() + 2, sets.len(), "every fresh set past the first is checked");
     for (name, at, min) in fresh.into_iter().rev() {
@@ -922,7 +923,7 @@ fn report(setting: Setting, ranker: Ranker, keep: impl Fn(&Intent) -> bool) -> c
     evaluate(&intents(), setting, ranker, keep)
 }
 
-/// The report of the fresh check set named `name` (`SEARCH_SPLIT` names: `fresh` to `fresh15`,
+/// The report of the fresh check set named `name` (`SEARCH_SPLIT` names: `fresh` to `fresh16`,
 /// `fresh2-distinct`, `fresh3-distinct`).
 fn fresh_report(name: &str, setting: Setting, ranker: Ranker) -> Option<crate::intents::Report> {
     match name {
@@ -997,7 +998,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.934,
+        all.all.top3_rate() >= 0.933,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -1012,7 +1013,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
-    assert!(all.all.top3_rate() >= 0.925, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(all.all.top3_rate() >= 0.931, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     let check = |name: &str, one_min: f64, all_min: f64, beats_overlap: bool| {
@@ -1032,30 +1033,31 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         }
     };
     check("fresh", 0.951, 0.937, true);
-    check("fresh2", 0.934, 0.839, true);
-    check("fresh2-distinct", 0.956, 0.870, false);
+    check("fresh2", 0.934, 0.854, true);
+    check("fresh2-distinct", 0.956, 0.892, false);
     check("fresh3", 0.894, 0.841, true);
     check("fresh3-distinct", 0.892, 0.839, false);
-    check("fresh4", 0.913, 0.822, true);
-    check("fresh5", 0.855, 0.705, true);
-    check("fresh6", 0.925, 0.855, true);
-    check("fresh7", 0.875, 0.755, true);
-    check("fresh8", 0.905, 0.865, true);
-    check("fresh9", 0.870, 0.795, true);
-    check("fresh10", 0.865, 0.755, true);
+    check("fresh4", 0.913, 0.832, true);
+    check("fresh5", 0.855, 0.725, true);
+    check("fresh6", 0.930, 0.865, true);
+    check("fresh7", 0.880, 0.780, true);
+    check("fresh8", 0.910, 0.880, true);
+    check("fresh9", 0.875, 0.805, true);
+    check("fresh10", 0.870, 0.755, true);
     check("fresh11", 0.800, 0.665, true);
-    check("fresh12", 0.785, 0.670, true);
-    check("fresh13", 0.680, 0.575, true);
-    check("fresh14", 0.890, 0.810, true);
-    check("fresh15", 0.840, 0.780, true);
+    check("fresh12", 0.790, 0.685, true);
+    check("fresh13", 0.685, 0.595, true);
+    check("fresh14", 0.890, 0.815, true);
+    check("fresh15", 0.890, 0.840, true);
+    check("fresh16", 0.825, 0.750, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
 /// the main set, `SEARCH_SPLIT=fresh`, `fresh2`, `fresh2-distinct`, `fresh3`, `fresh3-distinct` or
-/// `fresh4` to `fresh15` runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the
-/// tuning sources only: the main set's tuning split and the first fourteen fresh sets (each became
-/// a tuning source when a later set was written). The held-out split and the fifteenth fresh set
-/// are never looked at while tuning.
+/// `fresh4` to `fresh16` runs a fresh check set instead; `SEARCH_MISSES=1` prints the misses of the
+/// tuning sources only: the main set's tuning split and every fresh set but the last (each became
+/// a tuning source when a later set was written). The held-out split and the last fresh set are
+/// never looked at while tuning.
 #[test]
 fn intent_report() {
     let split = std::env::var("SEARCH_SPLIT").unwrap_or_default();
@@ -1073,9 +1075,10 @@ fn intent_report() {
         let r = fresh_report(&split, setting, ranker).unwrap_or_else(|| report(setting, ranker, keep));
         println!("{}", r.table(title));
         // Every fresh set but the last written is a tuning source.
+        let blind = FRESH_SETS[FRESH_SETS.len() - 1].0;
         let tuning_source = |query: &str| match split.as_str() {
-            "fresh15" | "holdout" => false,
-            fresh if fresh.starts_with("fresh") => true,
+            "holdout" => false,
+            fresh if fresh.starts_with("fresh") => fresh != blind,
             _ => !crate::intents::is_holdout(query),
         };
         if std::env::var_os("SEARCH_MISSES").is_some() && ranker == Ranker::Engine {
