@@ -165,6 +165,7 @@ fn for_each_entity<'a>(
             }
         })
         .collect();
+    let raw: Vec<&str> = query.split_whitespace().take(chunks.len()).collect();
     let lower: Vec<String> = chunks.iter().map(|c| c.to_ascii_lowercase()).collect();
     let mut timed = false;
     let language = query_language(&chunks, &lower);
@@ -223,8 +224,10 @@ fn for_each_entity<'a>(
             push(chunk, kind, "");
             continue;
         }
-        // A capitalised key name that opens the query is its verb (`Enter the email ...`).
-        if is_key_chord(&lower[i]) || (i > 0 && is_key_name(chunk)) {
+        // A capitalised key name that opens the query or a sentence of it is its verb (`Enter
+        // the email ...`, `The page is loaded. Enter the details ...`).
+        let opens_sentence = i == 0 || raw[i - 1].ends_with(['.', '!', '?']);
+        if is_key_chord(&lower[i]) || (!opens_sentence && is_key_name(chunk)) {
             // `ctrl+shift+p`, `cmd-k`: a key combination, which is pressed.
             push(chunk, "key", "");
             continue;
@@ -354,6 +357,14 @@ fn for_each_entity<'a>(
                 let right_lower = right.to_ascii_lowercase();
                 if BRANCH_PREFIXES.contains(&left.as_str()) {
                     push(chunk, "branch", "");
+                    continue;
+                }
+                // `Microsoft.Web/sites`: a dotted namespace and a type, not an owner (an owner
+                // name has no dot) and a repository.
+                if left.contains('.')
+                    && left.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphabetic()))
+                {
+                    push(chunk, "", "");
                     continue;
                 }
                 let word = |w: &str| w.len() >= 2 && w.bytes().any(|b| b.is_ascii_alphabetic());

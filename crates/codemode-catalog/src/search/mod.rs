@@ -246,6 +246,9 @@ const SUPPRESS: [bool; FIELDS] = [true, true, false, true, false, false, false];
 /// The factor of a tool that takes no arguments when the query names things (a file, a user, an
 /// issue: fixed on the tuning sources, 0.1-0.8 tried).
 const NO_ARGUMENTS_FACTOR: f64 = 0.4;
+/// The factor of an entry that has none of the words for what the query's named things are (a
+/// `vm-web-01` is a VM, `notes.txt` a file: fixed on the tuning sources, 0.4-0.8 tried).
+const UNNAMED_KIND_FACTOR: f64 = 0.6;
 /// The share of an entry's score that does not depend on how much of the query it covers.
 const COVERAGE_FLOOR: f64 = 0.3;
 

@@ -18,7 +18,7 @@ use super::typo::{trigram_similarity, trigrams};
 use super::{
     ADJACENT_BONUS, ASK_OWNER_WEIGHT, ASK_WEIGHT, COVERAGE_FLOOR, FAMILY_BLEND, FIELD_NAMES, FIELDS, K1,
     MAX_MATCH_CHARS, MAX_QUERY_CHARS, MAX_QUERY_TERMS, NAME_COVERAGE_FLOOR, NO_ARGUMENTS_FACTOR, OWNER_BLEND,
-    OWNER_IDF_SHARE, PARAMS_FIELD, SUPPRESS,
+    OWNER_IDF_SHARE, PARAMS_FIELD, SUPPRESS, UNNAMED_KIND_FACTOR,
 };
 
 /// The factor of a tool that makes a new thing for an ask to change one, and the reverse.
@@ -211,6 +211,8 @@ impl SearchIndex {
         let stripped = named.stripped();
         let joined_ask = join_split_phrasal(&stripped);
         let mut query_tokens = tokens(joined_ask.as_deref().unwrap_or(&stripped), &mut stems);
+        // Nothing but named things: their words are the ask (`release-notes.md`, [`Named::stripped`]).
+        let only_named = query_tokens.is_empty() || (!kinds.is_empty() && stripped == query.as_str());
         if query_tokens.is_empty() {
             // A query of named things only ("3pm in New York is what in Berlin") asks about what
             // they are.
@@ -433,6 +435,26 @@ impl SearchIndex {
             }
         }
         let names_things = kinds.iter().any(|k| *k != "multiple");
+        // Which entries say what the query's named things are (a VM, a file), in a word or a
+        // synonym: not a person, who goes by many words (a reviewer, an assignee, a member).
+        // Empty when the catalog has no word for any of them, or the query is only named things.
+        let mut says_kind: Vec<bool> = Vec::new();
+        let things: Vec<&str> =
+            kinds.iter().copied().filter(|k| !matches!(*k, "multiple" | "user")).collect();
+        if !only_named {
+            for thing in tokens(&things.join(" "), &mut stems) {
+                for (id, _, kind) in self.expand(&thing, None) {
+                    if matches!(kind, Kind::Exact | Kind::Synonym) {
+                        if says_kind.is_empty() {
+                            says_kind = vec![false; docs];
+                        }
+                        for p in &self.postings[id as usize] {
+                            says_kind[p.doc as usize] = true;
+                        }
+                    }
+                }
+            }
+        }
         let mut ranked: Vec<(f64, usize)> = Vec::new();
         for doc in 0..docs {
             if scores[doc] <= 0.0 {
@@ -457,6 +479,9 @@ impl SearchIndex {
             } else {
                 score
             };
+            // Nor is an entry that says nothing of what those things are (a VM, a file) likely.
+            let score =
+                if !says_kind.is_empty() && !says_kind[doc] { score * UNNAMED_KIND_FACTOR } else { score };
             ranked.push((score, doc));
         }
         if !self.owners.size_prior.is_empty() {

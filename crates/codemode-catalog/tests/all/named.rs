@@ -470,3 +470,40 @@ fn a_size_on_screen_is_a_width_and_a_height() {
     assert_eq!(top(&browser, "check the mobile layout"), "browser:take_screenshot");
     assert_eq!(top(&browser, "check the layout of 3 pages by 2pm"), "browser:take_screenshot");
 }
+
+#[test]
+fn an_entry_that_says_nothing_of_the_named_things_is_less_likely() {
+    // With the 16 public catalogs loaded: `Escape` is a key and `acme/web` a repository; entries
+    // with no word for a key (or a repository) give way to those that have one.
+    let public = crate::support::public_catalog();
+    for (tool, query) in [
+        ("playwright:browser_press_key", "close the popup by sending the Escape keystroke"),
+        (
+            "github:actions_get",
+            "the nightly build on acme/web produced an artifact with id 7781 holding the test report. Grab it",
+        ),
+    ] {
+        let hits: Vec<String> = public.search(query, 3).iter().map(|e| e.id.clone()).collect();
+        assert!(hits.iter().any(|id| id.ends_with(tool)), "{query}: {hits:?}");
+    }
+    // A dotted namespace before the slash (`Microsoft.Web/sites`) is a resource type, not a
+    // repository: the cloud's schema tool keeps the lead.
+    let mixed = catalog(&[
+        ("cloud", "get_resource_schema", "Get the schema of a resource type"),
+        ("forge", "get_repository_schema", "Get the schema of a repository"),
+    ]);
+    assert_eq!(top(&mixed, "the type schema of Microsoft.Web/sites"), "cloud:get_resource_schema");
+}
+
+#[test]
+fn a_key_name_that_opens_a_sentence_is_its_verb() {
+    let browser = catalog(&[
+        ("browser", "press_key", "Press a key on the keyboard"),
+        ("browser", "fill_form", "Fill the fields of a form: enter text into several fields"),
+    ]);
+    assert_eq!(
+        top(&browser, "The form is open. Enter the shipping details: name Ana, city Madrid"),
+        "browser:fill_form"
+    );
+    assert_eq!(top(&browser, "the dialog is open, hit Enter"), "browser:press_key");
+}
