@@ -6,9 +6,9 @@
 use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
-    is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_ip_address, is_iso_date,
-    is_key_chord, is_key_name, is_phone_number, is_search_qualifier, is_setting_name, media_kind,
-    query_language,
+    is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_hex_color, is_ip_address,
+    is_iso_date, is_key_chord, is_key_name, is_phone_number, is_search_qualifier, is_setting_name,
+    media_kind, query_language,
 };
 use super::name_words::{
     BRANCH_PREFIXES, COMPASS, CURRENCY_CODES, ENV_WORDS, NOT_PEOPLE, RESOURCE_PREFIXES, SLASH_WORDS,
@@ -258,6 +258,10 @@ fn for_each_entity<'a>(
         }
         if starts("http://") || starts("https://") || starts("www.") {
             push(chunk, "url", "url");
+            continue;
+        }
+        if is_hex_color(chunk) {
+            push(chunk, "color", "");
             continue;
         }
         if let Some(rest) = chunk.strip_prefix('#') {

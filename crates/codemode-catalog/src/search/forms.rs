@@ -429,3 +429,14 @@ pub(super) fn is_setting_name(chunk: &str) -> bool {
         && chunk.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
         && chunk.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
+
+/// A colour written in hex after `#` (`#d73a4a`, `#f0f`): three or six hex digits, letters and
+/// digits both (`#123` is an issue, `#facade` a channel).
+pub(super) fn is_hex_color(chunk: &str) -> bool {
+    chunk.strip_prefix('#').is_some_and(|hex| {
+        matches!(hex.len(), 3 | 6)
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            && hex.bytes().any(|b| b.is_ascii_digit())
+            && hex.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}

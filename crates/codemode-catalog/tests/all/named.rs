@@ -507,3 +507,13 @@ fn a_key_name_that_opens_a_sentence_is_its_verb() {
     );
     assert_eq!(top(&browser, "the dialog is open, hit Enter"), "browser:press_key");
 }
+
+#[test]
+fn a_hex_colour_is_a_colour_not_a_channel() {
+    let desk = catalog(&[
+        ("chat", "get_channel_info", "Get the info of a channel: its topic and members"),
+        ("forge", "update_label", "Update a label: its name, color and description"),
+    ]);
+    assert_eq!(top(&desk, "anything with #d73a4a"), "forge:update_label");
+    assert_eq!(top(&desk, "anything with #general"), "chat:get_channel_info");
+}
