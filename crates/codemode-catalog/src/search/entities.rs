@@ -40,8 +40,9 @@ impl<'a> Named<'a> {
     /// time, `PST` or (in a question about the time) `Sydney` a time zone, `Dana's` a user,
     /// `:tada:` a reaction, `+4915112345678` a phone, a chat id (`U024BE7LH`) a user or channel,
     /// a GitHub node id (`PRRT_kwDO...`) what its prefix says, `customfield_10016` a field,
-    /// `att44556` an attachment, `Escape` or `ctrl+k` a key, `Done` or `In Review` a status,
-    /// and `2 plus 3` a sum.
+    /// `att44556` an attachment, `Escape` (not opening a sentence) or `ctrl+k` a key, `Done` or
+    /// `In Review` a status, `1280x720` a width and a height, `#d73a4a` a colour, and `2 plus 3`
+    /// a sum.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
         let mut kinds = self.distinct(|kind, _| kind);
         // Three things of one kind (`a.json, b.json, c.json`) ask for a tool that takes many

@@ -65,14 +65,16 @@
 //!   delete verb, "who restarted"; `what do you know` -> knowledge, memory) and what the query names by its form (`notes.txt` a file, and `cover.png` an image,
 //!   `talk.mp3` audio, `logs.tgz` an archive by the extension; `*.log` a pattern, `https://...` or
 //!   `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue,
-//!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository,
+//!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository
+//!   (not a dotted namespace and type, `Microsoft.Web/sites`),
 //!   `hotfix/1.2`, `develop`, `master` or `trunk` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
 //!   zone, `USD` or `$0.40` a price, and in a question about the time, with a word such as `time`, `now` or `morning`, a
 //!   place: `Sydney`, `New York`, `Japan`, from `places.txt`, zone cities of the IANA database,
 //!   countries, US states and big cities, but not one followed by a compass word, a cloud region
 //!   such as `australia east`; `Dana's` a user, when the catalog does not know the word, which
 //!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
-//!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel;
+//!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel; `1280x720`,
+//!   `1280 by 720` or `390 wide` a width and a height; `#d73a4a` a colour (not a channel);
 //!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; `Done` or `In Review` a workflow status, a
 //!   move to one (`to Done`, `over to in progress`) a transition (with no verb, an ask to make it); a setting assigned a value,
 //!   `max_connections=500` or `wait_timeout = 600`, a parameter (with no verb, an ask to set it); `CVE-2024-3094`
@@ -86,7 +88,11 @@
 //!   group, the entry's best such term at a word's weight (1.0, fixed on the tuning sources),
 //!   outside the coverage; what a named thing is (`user` for `U024BE7LH`) is also matched
 //!   against the entries like a word of the query, at a word's weight (fixed on the tuning
-//!   sources) but outside the coverage, unless the query says it already.
+//!   sources) but outside the coverage, unless the query says it already. When the query has
+//!   words of its own beside them, an entry that takes no arguments is scaled by 0.4 (it cannot
+//!   act on a named thing), and one with no word or vocabulary synonym for what any named thing
+//!   is (a VM, a file, an issue or ticket; not a person, who goes by many words) by 0.6 (both
+//!   fixed on the tuning sources).
 //!   The words of a named thing are names, not words of the ask:
 //!   `notes` of `notes.txt` or `general` of `#general` are not query words. Nor are names of
 //!   things: a hyphenated or snake_case chunk with a digit (`web-01`), a deployment word
@@ -124,7 +130,9 @@
 //! - **Owner stage.** With two or more owners (`sourceName`; servers in the gateway) indexed, each
 //!   owner is also scored as one document made of all its entries (fields weighted name 3, label 2,
 //!   owner 3, summary 1, description and parameter names 0.3, parameter docs 0.1; BM25 over the
-//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 1.0),
+//!   owners with `k1 = 10`, `b = 1`, the same expansions plus the named things' terms at 1.0
+//!   and what the query's question forms ask for at 0.6: "what's saved about" is the memory
+//!   server's knowledge whatever else the ask names),
 //!   scaled so the best owner is 1, and each entry's score is multiplied by `0.2 + 0.8 * r` (`r` its
 //!   owner's relevance). An expansion's owner `idf` is capped at the geometric mean of its own and
 //!   that of the word's own term: a rare synonym (`text` ~ `sms`) does not make the few servers
