@@ -6,9 +6,9 @@
 use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
-    is_clock_time, is_commit_hash, is_duration, is_email, is_emoji_code, is_hex_color, is_ip_address,
-    is_iso_date, is_key_chord, is_key_name, is_phone_number, is_search_qualifier, is_setting_name,
-    media_kind, query_language,
+    is_clock_time, is_commit_hash, is_config_key, is_duration, is_email, is_emoji_code, is_hex_color,
+    is_ip_address, is_iso_date, is_key_chord, is_key_name, is_phone_number, is_search_qualifier,
+    is_setting_name, media_kind, query_language,
 };
 use super::name_words::{
     BRANCH_PREFIXES, COMPASS, CURRENCY_CODES, ENV_WORDS, NOT_PEOPLE, RESOURCE_PREFIXES, SLASH_WORDS,
@@ -41,8 +41,8 @@ impl<'a> Named<'a> {
     /// `:tada:` a reaction, `+4915112345678` a phone, a chat id (`U024BE7LH`) a user or channel,
     /// a GitHub node id (`PRRT_kwDO...`) what its prefix says, `customfield_10016` a field,
     /// `att44556` an attachment, `Escape` (not opening a sentence) or `ctrl+k` a key, `Done` or
-    /// `In Review` a status, `1280x720` a width and a height, `#d73a4a` a colour, and `2 plus 3`
-    /// a sum.
+    /// `In Review` a status, `1280x720` a width and a height, `#d73a4a` a colour,
+    /// `Checkout:RetryCount` a setting, and `2 plus 3` a sum.
     pub(super) fn kinds(&self) -> Vec<&'static str> {
         let mut kinds = self.distinct(|kind, _| kind);
         // Three things of one kind (`a.json, b.json, c.json`) ask for a tool that takes many
@@ -293,6 +293,15 @@ fn for_each_entity<'a>(
         if chunk.contains('*') && chunk.bytes().any(|b| b.is_ascii_alphanumeric()) {
             // A wildcard pattern (`*.log`, `src/**/*.rs`) names the files it matches.
             push(chunk, "pattern", "glob");
+            continue;
+        }
+        // `Checkout:RetryCount`, `FeatureX:Enabled=true`: a configuration key written section by
+        // section, as app settings name them.
+        if is_config_key(chunk.split_once('=').map_or(chunk, |(k, _)| k)) {
+            push(chunk, "setting", "");
+            if chunk.contains('=') {
+                push(chunk, "parameter", "");
+            }
             continue;
         }
         // `max_connections=500`, `innodb_lock_wait_timeout = 120`: a setting assigned a value

@@ -440,3 +440,16 @@ pub(super) fn is_hex_color(chunk: &str) -> bool {
             && hex.bytes().any(|b| b.is_ascii_alphabetic())
     })
 }
+
+/// A configuration key written section by section with colons (`Checkout:RetryCount`,
+/// `Logging:LogLevel:Default`): each part a capitalised name (not a time, a URL or a
+/// `label:bug` qualifier).
+pub(super) fn is_config_key(chunk: &str) -> bool {
+    let parts: Vec<&str> = chunk.split(':').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            p.len() >= 2
+                && p.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
+                && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+}

@@ -75,6 +75,7 @@
 //!   would make it a product: `GitHub's`; `:tada:` a reaction; `+4915112345678`, `+44 7700900123`
 //!   or `555-010-9999` a phone; a chat id, `U024BE7LH` a user and `C01ABCDEF9` a channel; `1280x720`,
 //!   `1280 by 720` or `390 wide` a width and a height; `#d73a4a` a colour (not a channel);
+//!   `Checkout:RetryCount` (capitalised sections joined by colons) a setting;
 //!   `bob@corp.io` a user and an email; `10.4.0.0/24` an IP; `2025-01-15` a date; `Done` or `In Review` a workflow status, a
 //!   move to one (`to Done`, `over to in progress`) a transition (with no verb, an ask to make it); a setting assigned a value,
 //!   `max_connections=500` or `wait_timeout = 600`, a parameter (with no verb, an ask to set it); `CVE-2024-3094`

@@ -517,3 +517,16 @@ fn a_hex_colour_is_a_colour_not_a_channel() {
     assert_eq!(top(&desk, "anything with #d73a4a"), "forge:update_label");
     assert_eq!(top(&desk, "anything with #general"), "chat:get_channel_info");
 }
+
+#[test]
+fn a_sectioned_configuration_key_is_a_setting() {
+    // `Checkout:UseLegacy` is an app setting's key, not a word of the ask (`checkout`).
+    let desk = catalog(&[
+        ("config", "get_key_values", "Get the key-value settings of a configuration store"),
+        ("repo", "git_checkout", "Checkout a branch: switch the working tree to it"),
+    ]);
+    assert_eq!(top(&desk, "what is Checkout:UseLegacy right now"), "config:get_key_values");
+    assert_eq!(top(&desk, "what is Logging:LogLevel:Default=Warning"), "config:get_key_values");
+    // A time or a search qualifier is no key.
+    assert_eq!(top(&desk, "checkout main at 15:30"), "repo:git_checkout");
+}
