@@ -434,7 +434,7 @@ impl SearchIndex {
                 }
             }
         }
-        let names_things = kinds.iter().any(|k| *k != "multiple");
+        let names_things = !only_named && kinds.iter().any(|k| *k != "multiple");
         // Which entries say what the query's named things are (a VM, a file), in a word or a
         // synonym: not a person, who goes by many words (a reviewer, an assignee, a member).
         // Empty when the catalog has no word for any of them, or the query is only named things.
