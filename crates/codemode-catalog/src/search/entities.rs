@@ -7,8 +7,8 @@ use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
     is_clock_time, is_commit_hash, is_config_key, is_duration, is_email, is_emoji_code, is_hex_color,
-    is_ip_address, is_iso_date, is_key_chord, is_key_name, is_phone_number, is_search_qualifier,
-    is_setting_name, media_kind, query_language,
+    is_ip_address, is_iso_date, is_key_chord, is_key_name, is_phone_number, is_screen_size,
+    is_search_qualifier, is_setting_name, media_kind, query_language,
 };
 use super::name_words::{
     BRANCH_PREFIXES, COMPASS, CURRENCY_CODES, ENV_WORDS, NOT_PEOPLE, RESOURCE_PREFIXES, SLASH_WORDS,
@@ -519,18 +519,4 @@ fn is_word(word: &str) -> bool {
         || lexicon.expansions.contains_key(&term)
         || lexicon.phrase_starts.contains_key(&term)
         || lexicon.aliases.contains_key(word)
-}
-
-/// A size on screen at the start of `words`: `1280x720` (or `1280×720`, with `px`), `1280 by 720`,
-/// or a number of pixels followed by `wide`, `tall`, `high`, `px` or `pixels` (`390 wide`).
-fn is_screen_size(words: &[String]) -> bool {
-    let digits = |s: &str| (2..=5).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
-    let word = words[0].strip_suffix("px").unwrap_or(&words[0]);
-    if let Some((w, h)) = word.split_once('x').or_else(|| word.split_once('×')) {
-        return digits(w) && digits(h);
-    }
-    let next = |k: usize| words.get(k).map(String::as_str);
-    digits(word)
-        && (matches!(next(1), Some("wide" | "tall" | "high" | "px" | "pixels"))
-            || (next(1) == Some("by") && next(2).is_some_and(|h| digits(h.strip_suffix("px").unwrap_or(h)))))
 }

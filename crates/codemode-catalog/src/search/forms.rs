@@ -453,3 +453,17 @@ pub(super) fn is_config_key(chunk: &str) -> bool {
                 && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         })
 }
+
+/// A size on screen at the start of `words`: `1280x720` (or `1280×720`, with `px`), `1280 by 720`,
+/// or a number of pixels followed by `wide`, `tall`, `high`, `px` or `pixels` (`390 wide`).
+pub(super) fn is_screen_size(words: &[String]) -> bool {
+    let digits = |s: &str| (2..=5).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_digit());
+    let word = words[0].strip_suffix("px").unwrap_or(&words[0]);
+    if let Some((w, h)) = word.split_once('x').or_else(|| word.split_once('×')) {
+        return digits(w) && digits(h);
+    }
+    let next = |k: usize| words.get(k).map(String::as_str);
+    digits(word)
+        && (matches!(next(1), Some("wide" | "tall" | "high" | "px" | "pixels"))
+            || (next(1) == Some("by") && next(2).is_some_and(|h| digits(h.strip_suffix("px").unwrap_or(h)))))
+}

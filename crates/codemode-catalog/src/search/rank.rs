@@ -21,6 +21,9 @@ use super::{
     OWNER_IDF_SHARE, PARAMS_FIELD, SUPPRESS, UNNAMED_KIND_FACTOR,
 };
 
+/// A query word's expansions: `(term id, weight, kind)` ([`SearchIndex::expand`]).
+type Expansions = Vec<(u32, f64, Kind)>;
+
 /// The factor of a tool that makes a new thing for an ask to change one, and the reverse.
 const KIND_FACTOR: f64 = 0.85;
 
@@ -259,7 +262,7 @@ impl SearchIndex {
         // What the query's question forms ask for (`who` -> user, member) also says which server
         // it is about, a little less than a word of it does.
         let asks = Self::ask_groups(&query);
-        let asked_words: Vec<Vec<(u32, f64, Kind)>> = asks
+        let asked_words: Vec<Expansions> = asks
             .iter()
             .map(|(_, terms)| {
                 terms
@@ -309,13 +312,21 @@ impl SearchIndex {
         // What the query names by form (`:tada:` a reaction, `U024BE7LH` a user) also counts as
         // a word of the ask, at a word's weight (fixed on the tuning sources; 0.3-1.0 tried) but
         // outside the coverage: the ask is about such a thing, but an entry need not say so.
-        let named_words: Vec<Vec<(u32, f64, Kind)>> = tokens(&kinds.join(" "), &mut stems)
-            .iter()
-            .filter(|k| !query_tokens.iter().any(|t| t.term == k.term))
-            .map(|k| self.expand(k, None))
+        // The named things' kinds as words, each with its expansions (once per query: the
+        // unnamed-kind factor below reads them too).
+        let kind_words: Vec<(Token, Expansions)> = tokens(&kinds.join(" "), &mut stems)
+            .into_iter()
+            .map(|k| {
+                let expansions = self.expand(&k, None);
+                (k, expansions)
+            })
             .collect();
+        let named_words = kind_words
+            .iter()
+            .filter(|(k, _)| !query_tokens.iter().any(|t| t.term == k.term))
+            .map(|(_, expansions)| expansions);
         let words = all_expansions.len();
-        for (i, expansions) in all_expansions.iter().chain(&named_words).enumerate() {
+        for (i, expansions) in all_expansions.iter().chain(named_words).enumerate() {
             // A word of the query: it counts in the coverage and in the match text.
             let counts = i < words;
             // The word's concept (its own term, compounds, synonyms) shares one idf: between the
@@ -439,11 +450,10 @@ impl SearchIndex {
         // synonym: not a person, who goes by many words (a reviewer, an assignee, a member).
         // Empty when the catalog has no word for any of them, or the query is only named things.
         let mut says_kind: Vec<bool> = Vec::new();
-        let things: Vec<&str> =
-            kinds.iter().copied().filter(|k| !matches!(*k, "multiple" | "user")).collect();
         if !only_named {
-            for thing in tokens(&things.join(" "), &mut stems) {
-                for (id, _, kind) in self.expand(&thing, None) {
+            let not_things = [stem("multiple"), stem("user")];
+            for (_, expansions) in kind_words.iter().filter(|(k, _)| !not_things.contains(&k.term)) {
+                for &(id, _, kind) in expansions {
                     if matches!(kind, Kind::Exact | Kind::Synonym) {
                         if says_kind.is_empty() {
                             says_kind = vec![false; docs];
