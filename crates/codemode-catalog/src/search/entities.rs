@@ -6,13 +6,13 @@
 use super::MAX_QUERY_TERMS;
 use super::forms::{
     QUERY_LANGUAGES, atlassian_id_kind, chat_id_kind, cloud_host_kind, github_node_kinds, is_advisory_id,
-    is_clock_time, is_commit_hash, is_config_key, is_duration, is_email, is_emoji_code, is_hex_color,
-    is_ip_address, is_iso_date, is_key_chord, is_key_name, is_phone_number, is_screen_size,
+    is_clock_time, is_commit_hash, is_config_key, is_duration, is_email, is_emoji_code, is_file_name,
+    is_hex_color, is_ip_address, is_iso_date, is_key_chord, is_key_name, is_phone_number, is_screen_size,
     is_search_qualifier, is_setting_name, media_kind, query_language,
 };
 use super::name_words::{
-    BRANCH_PREFIXES, COMPASS, CURRENCY_CODES, ENV_WORDS, NOT_PEOPLE, RESOURCE_PREFIXES, SLASH_WORDS,
-    TIME_CUES, TYPE_NOUNS, ZONE_ABBREVIATIONS, places,
+    BRANCH_PREFIXES, COMPASS, CURRENCY_CODES, ENV_WORDS, ISSUE_NOUNS, NOT_PEOPLE, NUMBERED_KINDS,
+    RESOURCE_PREFIXES, SLASH_WORDS, TIME_CUES, TYPE_NOUNS, ZONE_ABBREVIATIONS, places,
 };
 use super::spans::{arithmetic, quoted_spans, time_spent, workflow_status};
 
@@ -33,9 +33,10 @@ impl<'a> Named<'a> {
     }
 
     /// What the named things are, each once, in order: `notes.txt` a file (and `cover.png` an
-    /// image, `talk.mp3` audio, `logs.tgz` an archive), a wildcard pattern (`*.log`) a pattern, an
+    /// image, `talk.mp3` audio, `logs.tgz` an archive, and `docker/Dockerfile`), a wildcard pattern (`*.log`) a pattern, an
     /// address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel, `@name` a user,
-    /// `#42` or a key like `OPS-7` an issue, `~/src` or `./out` a directory, `/var/log` a path,
+    /// `#42` or a key like `OPS-7` an issue, a number after a noun of numbered things (`PR 42`,
+    /// `discussion 58`) one of them, `~/src` or `./out` a directory, `/var/log` a path,
     /// `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a
     /// time, `PST` or (in a question about the time) `Sydney` a time zone, `Dana's` a user,
     /// `:tada:` a reaction, `+4915112345678` a phone, a chat id (`U024BE7LH`) a user or channel,
@@ -265,6 +266,18 @@ fn for_each_entity<'a>(
             push(chunk, "color", "");
             continue;
         }
+        // `issue 1290`, `PR #640`: a number after a noun of numbered things names one of them
+        // (`epic #12` is an issue, as any `#42`).
+        let number = chunk.strip_prefix('#').unwrap_or(chunk);
+        if !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && let Some(&kind) =
+                i.checked_sub(1).and_then(|j| NUMBERED_KINDS.iter().find(|k| **k == lower[j]))
+        {
+            let issue = chunk.starts_with('#') && ISSUE_NOUNS.contains(&kind);
+            push(chunk, if issue { "issue" } else { kind }, "number");
+            continue;
+        }
         if let Some(rest) = chunk.strip_prefix('#') {
             if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
                 push(chunk, "issue", "number");
@@ -323,6 +336,10 @@ fn for_each_entity<'a>(
         {
             // `max_connections=500`: the key is a word of the ask, the value a name.
             push(value, "", "");
+            continue;
+        }
+        if is_file_name(chunk) {
+            push(chunk, "file", "file");
             continue;
         }
         if let Some((stem, ext)) = chunk.rsplit_once('.')

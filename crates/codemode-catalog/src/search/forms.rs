@@ -467,3 +467,31 @@ pub(super) fn is_screen_size(words: &[String]) -> bool {
         && (matches!(next(1), Some("wide" | "tall" | "high" | "px" | "pixels"))
             || (next(1) == Some("by") && next(2).is_some_and(|h| digits(h.strip_suffix("px").unwrap_or(h)))))
 }
+
+/// A file known by a name without an extension (`Dockerfile`, `docker/Dockerfile`, `Makefile`,
+/// `README`, `CODEOWNERS`): the last part of a path is a build or project file's conventional
+/// name. The `...file` names are matched in any case; the capitalised notices (`docs/README`,
+/// `LICENSE`) only in capitals and in a path (`with a README` asks for a repository set up with
+/// one, and `license` or `notice` alone are plain words).
+pub(super) fn is_file_name(chunk: &str) -> bool {
+    const BUILD_FILES: &[&str] = &[
+        "dockerfile",
+        "containerfile",
+        "makefile",
+        "gnumakefile",
+        "jenkinsfile",
+        "procfile",
+        "gemfile",
+        "rakefile",
+        "vagrantfile",
+        "justfile",
+        "brewfile",
+        "podfile",
+        "pipfile",
+        "snakefile",
+    ];
+    const NOTICES: &[&str] =
+        &["README", "LICENSE", "LICENCE", "CHANGELOG", "CODEOWNERS", "CONTRIBUTING", "AUTHORS", "NOTICE"];
+    let name = chunk.rsplit('/').next().unwrap_or(chunk);
+    BUILD_FILES.iter().any(|f| f.eq_ignore_ascii_case(name)) || (name != chunk && NOTICES.contains(&name))
+}

@@ -8,6 +8,28 @@ use std::sync::OnceLock;
 /// Places a time question names (`places.txt`: zone cities, countries, US states, big cities).
 pub(super) const PLACES_TEXT: &str = include_str!("places.txt");
 
+/// Nouns whose things are numbered (`issue 1290`, `PR 640`, `discussion 58`, `comment 55102`): a
+/// number after one names a thing of that kind (as `#42` names an issue). Not `page` (`page 2` of
+/// a listing) or `run` (`run 3 times`).
+pub(super) const NUMBERED_KINDS: &[&str] = &[
+    "issue",
+    "ticket",
+    "bug",
+    "pr",
+    "discussion",
+    "comment",
+    "job",
+    "build",
+    "milestone",
+    "alert",
+    "sprint",
+    "epic",
+    "story",
+];
+
+/// The [`NUMBERED_KINDS`] that a tracker files as issues.
+pub(super) const ISSUE_NOUNS: &[&str] = &["issue", "ticket", "bug", "epic", "story"];
+
 /// Words before a hyphenated or numbered name that say what it names (`vm web-01`, `vault kv-prod`,
 /// `the new-checkout rollout`): the name's words are a name, not words of the ask.
 pub(super) const TYPE_NOUNS: &[&str] = &[

@@ -5,7 +5,7 @@
 use codemode_catalog::{Catalog, CatalogOptions};
 use codemode_core::{ToolOrigin, ToolSpec};
 
-use crate::support::{small_catalog as owned, top_local_id as top_id};
+use crate::support::{in_top3_of_public, small_catalog as owned, top_local_id as top_id};
 
 fn forge() -> Catalog {
     let tools = [
@@ -325,19 +325,6 @@ fn a_slow_task_is_a_long_running_operation() {
     ]);
     assert_eq!(top_id(&tools, "kick off a slow task"), "demo:trigger-long-running-operation");
     assert_eq!(top_id(&tools, "simulate a lengthy job"), "demo:trigger-long-running-operation");
-}
-
-/// Asserts that `tool` is in the top 3 for each query over one real public catalog alone.
-fn in_top3_of_public(catalog: &str, tool: &str, queries: &[&str]) {
-    let tools = Catalog::build(
-        crate::support::load(catalog, ToolOrigin::BundledPlugin, catalog),
-        &CatalogOptions::default(),
-    );
-    let id = format!("openclaw:{catalog}:{tool}");
-    for query in queries {
-        let hits: Vec<&str> = tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
-        assert!(hits.contains(&id.as_str()), "{query}: {hits:?}");
-    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use codemode_catalog::{Catalog, CatalogOptions};
 use codemode_core::{ToolOrigin, ToolSpec};
 
-use crate::support::{small_catalog as catalog, top_local_id as top};
+use crate::support::{in_top3_of_public, small_catalog as catalog, top_local_id as top};
 
 fn desk() -> Catalog {
     catalog(&[
@@ -529,4 +529,21 @@ fn a_sectioned_configuration_key_is_a_setting() {
     assert_eq!(top(&desk, "what is Logging:LogLevel:Default=Warning"), "config:get_key_values");
     // A time or a search qualifier is no key.
     assert_eq!(top(&desk, "checkout main at 15:30"), "repo:git_checkout");
+}
+
+#[test]
+fn a_build_file_name_is_a_file() {
+    // `docker/Dockerfile` is a file in a repository, not an `owner/repo`.
+    in_top3_of_public(
+        "github",
+        "get_file_contents",
+        &["print docker/Dockerfile as it is on develop in acme/api"],
+    );
+}
+
+#[test]
+fn a_number_after_a_numbered_noun_names_one() {
+    // `PR 77` names a pull request as `#77` names an issue.
+    in_top3_of_public("github", "pull_request_read", &["what changed in PR 77? show me the patch"]);
+    in_top3_of_public("github", "update_pull_request", &["acme/web PR #90 needs some edits to its text"]);
 }
