@@ -219,7 +219,8 @@ impl SearchIndex {
     }
 
     /// The query with typos written as the words they are of, so that they fold into phrases and
-    /// expand as the words do; `None` when there is none. A word of five letters or more that is
+    /// expand as the words do; `None` when there is none. A word (also one of a hyphenated
+    /// compound: `double-clikc`) of five letters or more that is
     /// no English or stop word and no word of the catalog or the vocabulary becomes the one word
     /// of the catalog nearest to it (one edit; two from eight letters; with its first letter;
     /// forms of one term count as one: `subscritpions`, `acess`; not a capitalised word inside a
@@ -231,7 +232,7 @@ impl SearchIndex {
         let mut out: Option<String> = None;
         let mut last = 0;
         let mut previous = String::new();
-        for chunk in query.split_whitespace() {
+        for chunk in query.split(|c: char| c.is_whitespace() || c == '-').filter(|c| !c.is_empty()) {
             let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
             let before = std::mem::replace(&mut previous, stem(&word.to_ascii_lowercase()));
             if word.len() < 5 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {

@@ -559,6 +559,9 @@ fn a_typo_of_one_catalog_word_reads_as_the_word() {
         "{}",
         hits[0].matched
     );
+    // A word of a hyphenated compound too (`double-clikc` is no coined name like `hq-docs`).
+    let hits = catalog.search_hits("dump the containre-clsuters", 1);
+    assert_eq!(hits[0].entry.name, "list_clusters", "{}", hits[0].matched);
     let hits = catalog.search_hits("show all the clsuters", 1);
     assert_eq!(hits[0].entry.name, "list_clusters", "{}", hits[0].matched);
     assert!(
