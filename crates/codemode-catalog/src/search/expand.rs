@@ -218,6 +218,28 @@ impl SearchIndex {
         Some((!tied && self.terms[word.term as usize] == stem(&word.word)).then_some(word.word.as_str()))
     }
 
+    /// The one catalog word (in any inflection) that is `lower` with two adjacent letters after
+    /// the first swapped (`teir` -> `tier`, `fiel` -> `file`), if exactly one is.
+    fn transposed_catalog_word(&self, lower: &str) -> Option<String> {
+        let mut found: Option<String> = None;
+        let bytes = lower.as_bytes();
+        for i in 1..bytes.len() - 1 {
+            if bytes[i] == bytes[i + 1] {
+                continue;
+            }
+            let mut swapped = bytes.to_vec();
+            swapped.swap(i, i + 1);
+            let swapped = String::from_utf8(swapped).ok()?;
+            if self.known_words.contains_key(&swapped) || self.vocab.contains_key(&stem(&swapped)) {
+                if found.as_ref().is_some_and(|f| *f != swapped) {
+                    return None;
+                }
+                found = Some(swapped);
+            }
+        }
+        found
+    }
+
     /// The query with typos written as the words they are of, so that they fold into phrases and
     /// expand as the words do; `None` when there is none. A word (also one of a hyphenated
     /// compound: `double-clikc`) of five letters or more that is
@@ -235,7 +257,7 @@ impl SearchIndex {
         for chunk in query.split(|c: char| c.is_whitespace() || c == '-').filter(|c| !c.is_empty()) {
             let word = chunk.trim_matches(|c: char| !c.is_ascii_alphanumeric());
             let before = std::mem::replace(&mut previous, stem(&word.to_ascii_lowercase()));
-            if word.len() < 5 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
+            if word.len() < 4 || !word.bytes().skip(1).all(|b| b.is_ascii_lowercase()) {
                 continue;
             }
             let lower = word.to_ascii_lowercase();
@@ -254,8 +276,23 @@ impl SearchIndex {
             {
                 continue;
             }
-            let max = if lower.len() >= 8 { 2 } else { 1 };
             let at = word.as_ptr() as usize - query.as_ptr() as usize;
+            if lower.len() == 4 {
+                // Four letters: only two letters swapped past the first, into one catalog word
+                // (`teir`, `fiel`); other edits of so short a word make too many words. Not in a
+                // compound (`snet-hpc` is a name) or capitalised (`Ehns`).
+                let compound = query[..at].ends_with('-') || query[at + word.len()..].starts_with('-');
+                if let Some(correction) =
+                    (!compound && word == lower).then(|| self.transposed_catalog_word(&lower)).flatten()
+                {
+                    let text = out.get_or_insert_with(String::new);
+                    text.push_str(&query[last..at]);
+                    text.push_str(&correction);
+                    last = at + word.len();
+                }
+                continue;
+            }
+            let max = if lower.len() >= 8 { 2 } else { 1 };
             // Of six letters or more for a vocabulary word, of five for one of the catalog.
             let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(&lower, max)).flatten();
             // The vocabulary word wins over a catalog word as near when it ends a phrase the word

@@ -562,6 +562,16 @@ fn a_typo_of_one_catalog_word_reads_as_the_word() {
     // A word of a hyphenated compound too (`double-clikc` is no coined name like `hq-docs`).
     let hits = catalog.search_hits("dump the containre-clsuters", 1);
     assert_eq!(hits[0].entry.name, "list_clusters", "{}", hits[0].matched);
+    // Four letters: two swapped letters (`fiel`), not in a name (`snet-fiel`).
+    let hits = catalog.search_hits("attached fiel of a form", 1);
+    assert_eq!(hits[0].entry.name, "list_files", "{}", hits[0].matched);
+    assert!(hits[0].matched.contains("file") && !hits[0].matched.contains("fiel~"), "{}", hits[0].matched);
+    let hits = catalog.search_hits("attached snet-fiel of a form", 3);
+    assert!(
+        hits.iter().all(|h| !h.matched.contains("file")),
+        "{:?}",
+        hits.iter().map(|h| &h.matched).collect::<Vec<_>>()
+    );
     let hits = catalog.search_hits("show all the clsuters", 1);
     assert_eq!(hits[0].entry.name, "list_clusters", "{}", hits[0].matched);
     assert!(
