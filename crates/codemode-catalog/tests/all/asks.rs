@@ -5,7 +5,9 @@
 use codemode_catalog::{Catalog, CatalogOptions};
 use codemode_core::{ToolOrigin, ToolSpec};
 
-use crate::support::{in_top3_of_public, small_catalog as owned, top_local_id as top_id};
+use crate::support::{
+    any_in_top3_of_public, in_top3_of_public, small_catalog as owned, top_local_id as top_id,
+};
 
 fn forge() -> Catalog {
     let tools = [
@@ -403,5 +405,154 @@ fn everyday_words_reach_what_the_catalogs_call_it() {
         ("github-legacy-npm", "merge_pull_request", "squash it into main: octo/app #9"),
     ] {
         in_top3_of_public(catalog, tool, &[query]);
+    }
+}
+
+#[test]
+fn everyday_wording_reaches_the_catalogs_concepts() {
+    // The vocabulary's everyday wording of what the catalogs do (staged changes, an accessibility
+    // outline, what the browser logged, a fan-out channel, a confirm box, room under a quota, ...):
+    // tuning-source intents that rank their tool in the top 3 only with it. Over one catalog:
+    for (catalog, tools, query) in [
+        (
+            "atlassian",
+            &["jira_update_issue"][..],
+            "PAY-77: fixVersion 3.2, labels payments,backend, story points 5",
+        ),
+        (
+            "atlassian",
+            &["jira_search_fields", "jira_get_project_fields"][..],
+            "Story Points lives under some customfield_ number on our site; which one?",
+        ),
+        (
+            "atlassian",
+            &["jira_get_project_components"][..],
+            "which subsystem buckets (Frontend, API, ...) are defined in PAY?",
+        ),
+        (
+            "azure-all",
+            &["pricing_get"][..],
+            "before I pick a VM size, compare the hourly rate of an E8s v5 against an F8s v2 in eastus",
+        ),
+        (
+            "azure-all",
+            &["eventhubs_eventhub_consumergroup_update"][..],
+            "fraud-scorer needs independent offsets on ehns-core/payments; set that up",
+        ),
+        (
+            "azure-all",
+            &["sql_server_firewall-rule_list"][..],
+            "which IP ranges are allowed through to the orders-db01 host right now?",
+        ),
+        (
+            "azure-namespace",
+            &["cosmos"][..],
+            "NoSQL doc store cdb-prod: pull records where total > 100 from orders",
+        ),
+        ("azure-namespace", &["cosmos"][..], "query the NoSQL documents in the orders collection"),
+        ("chrome-devtools", &["handle_dialog"][..], "the are-you-sure box came up, click OK on it"),
+        ("filesystem", &["directory_tree"][..], "nested listing of everything beneath a path"),
+        (
+            "github",
+            &["list_repository_security_advisories"][..],
+            "GHSA drafts acme/payments is sitting on, newest first",
+        ),
+        (
+            "github",
+            &["assign_copilot_to_issue_with_intent", "assign_copilot_to_issue"][..],
+            "Nobody on the team has time for acme/web #57. Let the AI coding agent take a crack at it and open a fix PR against release/2.x.",
+        ),
+        (
+            "github",
+            &["update_pull_request_draft_state"][..],
+            "PR 12 is no longer a draft, it can be reviewed now",
+        ),
+        (
+            "github",
+            &["get_release_by_tag"][..],
+            "notes for v2.4.0 so I can summarize what shipped in the launch post",
+        ),
+        ("github", &["get_repository_tree"][..], "show the folder layout of the repo at tag v2.0"),
+        (
+            "github",
+            &["get_dependabot_alert"][..],
+            "vulnerble dependancy warning #12 in acme/web: which package and what fixed version?",
+        ),
+        ("memory", &["create_relations"][..], "record that Ana reports to Marco"),
+    ] {
+        any_in_top3_of_public(catalog, tools, query);
+    }
+    // With all 16 loaded (the server's twin or a neighbour took the top 3 without it):
+    let keys = crate::intents::tool_keys();
+    for (tools, query) in [
+        (&["atlassian:confluence_get_page_views"][..], "how many people read our onboarding doc last month"),
+        (
+            &["azure-all:servicebus_topic_subscription_details"][..],
+            "ERP sync is lagging. On sb-fin, the 'invoices' broadcast channel has a listener named erp-sync; how many messages are active vs dead-lettered there?",
+        ),
+        (
+            &["azure-all:servicebus_topic_details"][..],
+            "for the 'orders' fan-out channel in sb-prod, give me its subscriber count, pending scheduled backlog and size cap",
+        ),
+        (&["azure-namespace:cosmos"][..], "account nosql-shop, retail/carts: items where userId = 'u-42'"),
+        (
+            &["azure-namespace:confidentialledger"][..],
+            "append an immutable audit record of today's payroll approval",
+        ),
+        (
+            &["azure-namespace:quota"][..],
+            "capacity planning: can sub-prod take 40 extra Dsv5 cores in eastus before we hit the limit?",
+        ),
+        (
+            &["chrome-devtools:handle_dialog"][..],
+            "a confirm box popped up asking 'Delete item?', click OK on it",
+        ),
+        (
+            &["chrome-devtools:list_console_messages", "chrome-devtools:get_console_message"][..],
+            "customer says checkout spins forever - check what errors the browser logged since load",
+        ),
+        (
+            &["chrome-devtools:take_snapshot"][..],
+            "how do I find the uid of that Submit button? give me the accessibility outline of the page",
+        ),
+        (&["chrome-devtools:select_page", "playwright:browser_tabs"][..], "switch focus to another tab"),
+        (
+            &["everything:simulate-research-query"][..],
+            "I'm testing how my app shows long multi-step jobs. Kick off the mock literature-review job on 'quantum batteries' and let it stream progress.",
+        ),
+        (
+            &["everything:trigger-long-running-operation"][..],
+            "I'm testing my client's progress bar UI; kick off something that lasts about 10 seconds and reports progress in 5 increments.",
+        ),
+        (
+            &["git:git_status", "git:git_diff_unstaged", "git:git_diff_staged"][..],
+            "anything uncommitted lying around in /opt/tool?",
+        ),
+        (&["git:git_diff_staged"][..], "what exactly am I about to commit in ~/code/rustle?"),
+        (&["github-legacy-npm:push_files"][..], "upload three files to the repo in one commit"),
+        (
+            &["playwright:browser_snapshot"][..],
+            "give me the accesibility outline of whatever's showing, I need element refs",
+        ),
+        (&["playwright:browser_handle_dialog"][..], "press OK on the confirm box that popped up"),
+        (
+            &["playwright:browser_click"][..],
+            "right-click the file row 'report.csv' to bring up the context menu",
+        ),
+    ] {
+        // As the intent report counts it: the twin of a server's tool is as good.
+        let intent = crate::intents::Intent {
+            catalog: tools[0].split_once(':').map(|(c, _)| c.to_owned()).unwrap_or_default(),
+            kind: "paraphrase".to_owned(),
+            query: query.to_owned(),
+            expect: tools.iter().map(|t| (*t).to_owned()).collect(),
+        };
+        let acceptable = crate::intents::acceptable_all(&intent, &keys);
+        let hits: Vec<&str> =
+            crate::support::public_catalog().search(query, 3).iter().map(|e| e.id.as_str()).collect();
+        assert!(
+            hits.iter().any(|h| acceptable.contains(h.strip_prefix("openclaw:").unwrap_or(h))),
+            "{query}: {hits:?}"
+        );
     }
 }

@@ -201,3 +201,16 @@ pub fn in_top3_of_public(catalog: &str, tool: &str, queries: &[&str]) {
         assert!(hits.contains(&id.as_str()), "{query}: {hits:?}");
     }
 }
+
+/// Asserts that one of `tools` is in the top 3 for `query` over one real public catalog alone.
+pub fn any_in_top3_of_public(catalog: &str, tools: &[&str], query: &str) {
+    let catalog_tools = codemode_catalog::Catalog::build(
+        load(catalog, ToolOrigin::BundledPlugin, catalog),
+        &codemode_catalog::CatalogOptions::default(),
+    );
+    let hits: Vec<&str> = catalog_tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
+    assert!(
+        tools.iter().any(|t| hits.contains(&format!("openclaw:{catalog}:{t}").as_str())),
+        "{query}: {hits:?}"
+    );
+}
