@@ -412,7 +412,9 @@ fn everyday_words_reach_what_the_catalogs_call_it() {
 fn everyday_wording_reaches_the_catalogs_concepts() {
     // The vocabulary's everyday wording of what the catalogs do (staged changes, an accessibility
     // outline, what the browser logged, a fan-out channel, a confirm box, room under a quota, ...):
-    // tuning-source intents that rank their tool in the top 3 only with it. Over one catalog:
+    // tuning-source intents that rank their tool in the top 3 only with it (the rows after each
+    // list's first run come from the second passes, over the developer and cloud catalogs). Over
+    // one catalog:
     for (catalog, tools, query) in [
         (
             "atlassian",
@@ -479,6 +481,37 @@ fn everyday_wording_reaches_the_catalogs_concepts() {
             "vulnerble dependancy warning #12 in acme/web: which package and what fixed version?",
         ),
         ("memory", &["create_relations"][..], "record that Ana reports to Marco"),
+        (
+            "azure-all",
+            &["fileshares_fileshare_check-name-availability"][..],
+            "is 'projects' still free to use for a new managed NFS share in eastus",
+        ),
+        (
+            "azure-all",
+            &["postgres_server_param_get"][..],
+            "shared_buffers value on pg-billing (rg-pay), login pgadmin",
+        ),
+        (
+            "azure-all",
+            &["appservice_webapp_settings_get-appsettings"][..],
+            "show the config values injected into billing-api at runtime (rg-billing)",
+        ),
+        (
+            "azure-all",
+            &["marketplace_product_get"][..],
+            "what plans and prcies does fortinet.fortigate-vm come with?",
+        ),
+        (
+            "azure-all",
+            &["appservice_webapp_diagnostic_list"][..],
+            "what troubleshooting checks are available for contoso-portal in rg-web before I pick one",
+        ),
+        (
+            "azure-namespace",
+            &["workbooks"][..],
+            "export the definition of the interactive report 'SLO overview' we keep in rg-ops",
+        ),
+        ("github", &["search_pull_requests"][..], "PRs by octocat merged into acme/web during May 2025"),
     ] {
         any_in_top3_of_public(catalog, tools, query);
     }
@@ -539,6 +572,70 @@ fn everyday_wording_reaches_the_catalogs_concepts() {
             &["playwright:browser_click"][..],
             "right-click the file row 'report.csv' to bring up the context menu",
         ),
+        (
+            &["atlassian:confluence_get_page_diff"][..],
+            "what did the runbook look like before Tuesday's edits - compare v12 and v14 of 5512",
+        ),
+        (&["atlassian:confluence_get_page_diff"][..], "what was altered between v3 and v7 of the runbook"),
+        (
+            &["azure-all:cosmos_database_container_item_query"][..],
+            "SELECT * FROM c WHERE c.status = 'failed' (account cosmos-shop, db shop, container orders)",
+        ),
+        (
+            &["azure-all:applicationinsights_recommendation_list"][..],
+            "any profiler-driven hints about slow code paths from our telemetry components in rg-observability?",
+        ),
+        (&["azure-all:compute_disk_update"][..], "grow the data disk disk-logs to 1 TB"),
+        (
+            &["azure-all:storagesync_serverendpoint_get"][..],
+            "in fss-hq's hr-docs replication set, which local paths on the Windows hosts take part, and is cloud tiering on?",
+        ),
+        (
+            &["azure-all:eventhubs_eventhub_consumergroup_get"][..],
+            "offset cursors registered on the telemetry stream in ehns-iot - who's reading it?",
+        ),
+        (
+            &["azure-all:functions_language_list"][..],
+            "what runtimes can I write serverless handlers in? node, python, .net?",
+        ),
+        (
+            &["azure-all:fileshares_fileshare_snapshot_get"][..],
+            "which point-in-time backups exist for the managed NFS docs volume",
+        ),
+        (
+            &["azure-namespace:deploy", "azure-namespace:cloudarchitect"][..],
+            "Sketch the hosting topology diagram for my repo (React front end + Python API) and suggest a GitHub Actions pipeline for shipping it.",
+        ),
+        (
+            &["chrome-devtools:evaluate_script"][..],
+            "I need to know how many items are in localStorage and the value of window.__APP_VERSION__. Run a snippet in the page and return both.",
+        ),
+        (
+            &["chrome-devtools:evaluate_script"][..],
+            "execute a little JS snippet in the tab that returns document.title",
+        ),
+        (&["chrome-devtools:evaluate_script"][..], "run document.title in the page and give me the result"),
+        (
+            &["github:actions_get"][..],
+            "The nightly build on acme/api produced an artifact with id 5561 containing the coverage report. Grab it so I can look at the numbers.",
+        ),
+        (&["github:actions_list"][..], "what downloadable outputs did nightly build 5521 produce"),
+        (&["github:list_notifications"][..], "what should I work on next?"),
+        (&["github:mark_all_notifications_read"][..], "zero out my unread count, everything's been seen"),
+        (
+            &["memory:search_nodes", "memory:read_graph", "memory:open_nodes"][..],
+            "anything stored on my preferences?",
+        ),
+        (
+            &[
+                "playwright:browser_type",
+                "playwright:browser_fill_form",
+                "chrome-devtools:type_text",
+                "chrome-devtools:fill",
+            ][..],
+            "type hello into the search box",
+        ),
+        (&["playwright:browser_network_requests"][..], "which xhr calls did the page make"),
     ] {
         // As the intent report counts it: the twin of a server's tool is as good.
         let intent = crate::intents::Intent {
