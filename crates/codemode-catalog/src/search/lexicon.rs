@@ -132,6 +132,9 @@ pub(super) struct Lexicon {
     pub(super) phrase_starts: HashMap<String, Vec<usize>>,
     /// Question forms (raw word sequences) -> the stemmed terms they ask for.
     pub(super) asks: Vec<(Vec<String>, Vec<String>)>,
+    /// A question form's first word -> the indexes of the [`asks`](Self::asks) that start with it,
+    /// in order (a query looks up only the forms its words start).
+    pub(super) ask_starts: HashMap<String, Vec<usize>>,
     /// Shorthands (lower-case words) -> the words they stand for.
     pub(super) aliases: HashMap<String, String>,
     /// Stemmed write verb -> what it does to its thing.
@@ -148,6 +151,7 @@ pub(super) fn lexicon() -> &'static Lexicon {
             phrases: Vec::new(),
             phrase_starts: HashMap::new(),
             asks: Vec::new(),
+            ask_starts: HashMap::new(),
             aliases: HashMap::new(),
             write_kinds: HashMap::new(),
         };
@@ -272,6 +276,11 @@ pub(super) fn lexicon() -> &'static Lexicon {
         lexicon.phrases = phrases;
         lexicon.verbs = verbs;
         lexicon.verb_terms = verb_terms;
+        for (i, (form, _)) in asks.iter().enumerate() {
+            if let Some(first) = form.first() {
+                lexicon.ask_starts.entry(first.clone()).or_default().push(i);
+            }
+        }
         lexicon.asks = asks;
         lexicon.aliases = aliases;
         lexicon

@@ -98,21 +98,31 @@ impl SearchIndex {
     /// The vocabulary's question forms in the query (`who` -> user, member, ...): each form and
     /// the stemmed terms it asks for.
     pub(super) fn ask_groups(query: &str) -> Vec<(String, Vec<String>)> {
-        let asks = &lexicon().asks;
+        let lexicon = lexicon();
+        let asks = &lexicon.asks;
         let mut words: Vec<String> = Vec::new();
         for_each_word(query, |w| {
             if words.len() < MAX_QUERY_TERMS * 2 {
                 words.push(w.to_owned());
             }
         });
-        let mut groups: Vec<(String, Vec<String>)> = asks
-            .iter()
-            .filter(|(form, _)| words.windows(form.len()).any(|w| w == form.as_slice()))
-            .map(|(form, terms)| (form.join(" "), terms.clone()))
-            .collect();
+        // The forms that occur, in the vocabulary's order: only those a query word starts are
+        // compared.
+        let mut found: Vec<usize> = Vec::new();
+        for (i, word) in words.iter().enumerate() {
+            for &a in lexicon.ask_starts.get(word).map_or(&[][..], Vec::as_slice) {
+                if words[i..].starts_with(&asks[a].0) {
+                    found.push(a);
+                }
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        let mut groups: Vec<(String, Vec<String>)> =
+            found.into_iter().map(|a| (asks[a].0.join(" "), asks[a].1.clone())).collect();
         // "who restarted", "who has deleted": the past of any action verb asks who did it, as
         // the vocabulary's `who changed` does.
-        let verbs = &lexicon().verb_terms;
+        let verbs = &lexicon.verb_terms;
         let acted = words.iter().enumerate().filter(|(_, w)| *w == "who").any(|(i, _)| {
             let mut next = words[i + 1..].iter().skip_while(|w| matches!(w.as_str(), "has" | "had" | "just"));
             next.next().is_some_and(|past| {
