@@ -17,7 +17,10 @@
 //!   side; phrases fold before stop words drop, so `sign in` needs its `in`. The undoing form of a
 //!   vocabulary verb also names the verb (`unstar` -> `unstar`, `star`). On the query side a
 //!   particle split from the leading verb joins it when the phrase is known (`take my star off`
-//!   -> `take off`, a remove).
+//!   -> `take off`, a remove). Most of the vocabulary is everyday wording of what the catalogs
+//!   do, written from the catalogs' concepts area by area (`about to commit` -> staged, `the
+//!   accessibility outline` -> snapshot, an S3 bucket -> blob container), not from any intent
+//!   set's misses.
 //! - **Fields** of an entry, with weights: name 3.0, label 2.0, owner (`sourceName`) 1.0, the
 //!   description's first sentence 3.0 and the rest of it 0.3 (first 2,000 characters in all),
 //!   top-level parameter names 0.6, their descriptions and enumerated values 0.2 (first 300
@@ -48,7 +51,10 @@
 //!   and stays), or, from six letters, as the one nearest
 //!   vocabulary word when it is a verb, ends a phrase the word before starts, or no catalog word
 //!   is as near (`chnage`, `pull requets`, `decomission`): the typo then reads as the word,
-//!   with its synonyms, phrases and action class.
+//!   with its synonyms, phrases and action class. A word of a hyphenated compound is read the
+//!   same way (`double-clikc`); a four-letter word only when it is one catalog word with two
+//!   letters after the first swapped (`teir`, `fiel`), and not in a compound or capitalised
+//!   (`snet-hpc`, `Ehns` are names).
 //! - **WordNet fallback.** A query word that matches nothing in the index (no own term, synonym,
 //!   compound or prefix) matches its WordNet 3.1 relatives that are indexed, at 0.25 (fixed on the
 //!   tuning split of the intent set): the other lemmas of its first three noun and verb senses,
@@ -65,6 +71,8 @@
 //!   delete verb, "who restarted"; `what do you know` -> knowledge, memory) and what the query names by its form (`notes.txt` a file, and `cover.png` an image,
 //!   `talk.mp3` audio, `logs.tgz` an archive by the extension; `*.log` a pattern, `https://...` or
 //!   `example.com` a URL, `#general` a channel, `@alice` a user, `#42` or `OPS-7` an issue,
+//!   a number after a noun of numbered things one of them (`PR 42`, `discussion 58`; `epic #12`
+//!   an issue), `docker/Dockerfile` or `Makefile` a file,
 //!   `~/src` or `./out` or `a/b/c` a directory, `/var/log` a path, `owner/repo` a repository
 //!   (not a dotted namespace and type, `Microsoft.Web/sites`),
 //!   `hotfix/1.2`, `develop`, `master` or `trunk` a branch, `abc1234` a commit, `3pm` or `15:30` a time, `PST` or `UTC` a time
