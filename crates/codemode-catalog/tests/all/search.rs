@@ -1064,7 +1064,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh14", 0.900, 0.830, true);
     check("fresh15", 0.905, 0.855, true);
     check("fresh16", 0.835, 0.790, true);
-    check("fresh17", 0.800, 0.700, true);
+    check("fresh17", 0.850, 0.755, true);
 }
 
 /// Prints the tables (`-- --nocapture`); `SEARCH_SPLIT=tune|holdout` restricts to one split of
