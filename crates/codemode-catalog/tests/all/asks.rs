@@ -413,7 +413,7 @@ fn everyday_wording_reaches_the_catalogs_concepts() {
     // The vocabulary's everyday wording of what the catalogs do (staged changes, an accessibility
     // outline, what the browser logged, a fan-out channel, a confirm box, room under a quota, ...):
     // tuning-source intents that rank their tool in the top 3 only with it (the rows after each
-    // list's first run come from the second passes, over the developer and cloud catalogs). Over
+    // list's first run come from the later passes: developer, cloud, then tool by tool). Over
     // one catalog:
     for (catalog, tools, query) in [
         (
@@ -512,6 +512,29 @@ fn everyday_wording_reaches_the_catalogs_concepts() {
             "export the definition of the interactive report 'SLO overview' we keep in rg-ops",
         ),
         ("github", &["search_pull_requests"][..], "PRs by octocat merged into acme/web during May 2025"),
+        ("azure-namespace", &["cosmos"][..], "account nosql-shop, retail/carts: items where userId = 'u-42'"),
+        (
+            "filesystem",
+            &["read_multiple_files"][..],
+            "open package.json, tsconfig.json and .eslintrc together so we can compare them",
+        ),
+        (
+            "github",
+            &["issue_dependency_write"][..],
+            "#455 can't start until #440 is done in acme/storefront - wire that up",
+        ),
+        (
+            "github",
+            &["update_pull_request_branch"][..],
+            "PR 512 in acme/web is way behind main, catch it up wiht main pls",
+        ),
+        ("github", &["update_pull_request_branch"][..], "PR 64 has fallen behind main, catch it up"),
+        (
+            "github-legacy-npm",
+            &["search_issues"][..],
+            "open bugs mentioning 'memory leak' anywhere on GitHub, most discussed first",
+        ),
+        ("playwright", &["browser_find", "browser_snapshot"][..], "does the page mention Checkout anywhere"),
     ] {
         any_in_top3_of_public(catalog, tools, query);
     }
@@ -636,6 +659,32 @@ fn everyday_wording_reaches_the_catalogs_concepts() {
             "type hello into the search box",
         ),
         (&["playwright:browser_network_requests"][..], "which xhr calls did the page make"),
+        (
+            &["azure-all:cosmos_database_container_item_query"][..],
+            "Support says some orders are stuck. From the orders collection in cosmos account cdb-shop, pull the documents whose status is 'pending'.",
+        ),
+        (
+            &["azure-namespace:get_azure_bestpractices"][..],
+            "before you write the Functions code, pull Microsoft's recommended coding guidelines for it",
+        ),
+        (
+            &["azure-namespace:azureterraformbestpractices", "azure-namespace:get_azure_bestpractices"][..],
+            "we're starting a terraform repo for the landing infra; what naming and state-file guidance applies to azurerm?",
+        ),
+        (
+            &["chrome-devtools:take_screenshot", "chrome-devtools:take_snapshot"][..],
+            "capture what's on screen",
+        ),
+        (
+            &["chrome-devtools:performance_analyze_insight"][..],
+            "dig deeper into the render-blocking finding from that recording",
+        ),
+        (&["everything:toggle-subscriber-updates"][..], "turn off the fake resource update notifications"),
+        (
+            &["github:get_dependabot_alert"][..],
+            "vuln bot warnnig #31 in acme/shop: which pakage, severity and patched version?",
+        ),
+        (&["memory:read_graph"][..], "print every entity, relation and note you hold"),
     ] {
         // As the intent report counts it: the twin of a server's tool is as good.
         let intent = crate::intents::Intent {

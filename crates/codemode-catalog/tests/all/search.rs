@@ -1006,13 +1006,13 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         r.misses.iter().filter(|m| !crate::intents::is_holdout(&m.1)).take(40).cloned().collect::<Vec<_>>()
     };
     assert!(
-        one.all.top3_rate() >= 0.959,
+        one.all.top3_rate() >= 0.960,
         "one catalog top-3 {:.3}; misses {:#?}",
         one.all.top3_rate(),
         show(&one)
     );
     assert!(
-        all.all.top3_rate() >= 0.939,
+        all.all.top3_rate() >= 0.937,
         "all 16 top-3 {:.3}; misses {:#?}",
         all.all.top3_rate(),
         show(&all)
@@ -1026,7 +1026,7 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
-    assert!(one.all.top3_rate() >= 0.948, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
+    assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.937, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
@@ -1049,21 +1049,21 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
     check("fresh", 0.951, 0.944, true);
     check("fresh2", 0.941, 0.883, true);
     check("fresh2-distinct", 0.967, 0.924, false);
-    check("fresh3", 0.905, 0.858, true);
-    check("fresh3-distinct", 0.904, 0.857, false);
-    check("fresh4", 0.918, 0.847, true);
-    check("fresh5", 0.870, 0.755, true);
+    check("fresh3", 0.911, 0.864, true);
+    check("fresh3-distinct", 0.910, 0.863, false);
+    check("fresh4", 0.923, 0.852, true);
+    check("fresh5", 0.870, 0.765, true);
     check("fresh6", 0.935, 0.880, true);
-    check("fresh7", 0.890, 0.820, true);
+    check("fresh7", 0.890, 0.825, true);
     check("fresh8", 0.930, 0.900, true);
-    check("fresh9", 0.880, 0.815, true);
+    check("fresh9", 0.870, 0.815, true);
     check("fresh10", 0.875, 0.785, true);
-    check("fresh11", 0.810, 0.680, true);
-    check("fresh12", 0.805, 0.725, true);
+    check("fresh11", 0.815, 0.685, true);
+    check("fresh12", 0.815, 0.730, true);
     check("fresh13", 0.705, 0.630, true);
     check("fresh14", 0.900, 0.830, true);
-    check("fresh15", 0.905, 0.855, true);
-    check("fresh16", 0.835, 0.790, true);
+    check("fresh15", 0.905, 0.860, true);
+    check("fresh16", 0.840, 0.795, true);
     check("fresh17", 0.850, 0.755, true);
 }
 
