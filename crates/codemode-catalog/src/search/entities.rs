@@ -269,8 +269,8 @@ fn for_each_entity<'a>(
         // `issue 1290`, `PR #640`: a number after a noun of numbered things names one of them
         // (`epic #12` is an issue, as any `#42`).
         let number = chunk.strip_prefix('#').unwrap_or(chunk);
-        if !number.is_empty()
-            && number.bytes().all(|b| b.is_ascii_digit())
+        let numbered = !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit());
+        if numbered
             && let Some(&kind) =
                 i.checked_sub(1).and_then(|j| NUMBERED_KINDS.iter().find(|k| **k == lower[j]))
         {
@@ -279,7 +279,7 @@ fn for_each_entity<'a>(
             continue;
         }
         if let Some(rest) = chunk.strip_prefix('#') {
-            if !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()) {
+            if numbered {
                 push(chunk, "issue", "number");
             } else if rest.bytes().next().is_some_and(|b| b.is_ascii_alphabetic()) {
                 push(chunk, "channel", "channel");

@@ -240,6 +240,54 @@ impl SearchIndex {
         found
     }
 
+    /// The correction of a typo of five letters or more ([`correct_typos`](Self::correct_typos)):
+    /// the nearest vocabulary or catalog word, or `None` when there is no single one. `word` is
+    /// as written at byte `at` of `query`, `lower` its lower case, `before` the stem of the word
+    /// before it.
+    fn nearest_word<'a>(
+        &'a self,
+        query: &str,
+        word: &str,
+        lower: &'a str,
+        at: usize,
+        before: &str,
+    ) -> Option<&'a str> {
+        let lexicon = lexicon();
+        let max = if lower.len() >= 8 { 2 } else { 1 };
+        // Of six letters or more for a vocabulary word, of five for one of the catalog.
+        let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(lower, max)).flatten();
+        // The vocabulary word wins over a catalog word as near when it ends a phrase the word
+        // before starts (`pull requets`) or is a verb (`chnage` -> `change`: the query's action
+        // is read from its words).
+        let preferred = vocabulary.filter(|&(_, correction)| {
+            let term = stem(correction);
+            lexicon.verb_terms.contains_key(&term)
+                || lexicon
+                    .phrase_starts
+                    .get(before)
+                    .is_some_and(|starts| starts.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term)))
+        });
+        match preferred {
+            Some((_, correction)) => Some(correction),
+            None => {
+                // The catalog's words as near, when they are one word (`subscritpions`); a
+                // capitalised word inside a sentence is a name (`Marco` is no `macro`).
+                let before_word = query[..at].trim_end();
+                let sentence_start =
+                    before_word.is_empty() || before_word.ends_with(['.', '?', '!', ':', ';']);
+                let named = word != lower && !sentence_start;
+                let catalog = (!named)
+                    .then(|| self.nearest_catalog_word(lower, vocabulary.map_or(max, |(d, _)| d)))
+                    .flatten();
+                match (vocabulary, catalog) {
+                    (_, Some(Some(word))) => Some(word),
+                    (Some((_, correction)), None) => Some(correction),
+                    _ => None,
+                }
+            }
+        }
+    }
+
     /// The query with typos written as the words they are of, so that they fold into phrases and
     /// expand as the words do; `None` when there is none. A word (also one of a hyphenated
     /// compound: `double-clikc`) of five letters or more that is
@@ -277,56 +325,22 @@ impl SearchIndex {
                 continue;
             }
             let at = word.as_ptr() as usize - query.as_ptr() as usize;
-            if lower.len() == 4 {
+            let correction = if lower.len() == 4 {
                 // Four letters: only two letters swapped past the first, into one catalog word
                 // (`teir`, `fiel`); other edits of so short a word make too many words. Not in a
                 // compound (`snet-hpc` is a name) or capitalised (`Ehns`).
                 let compound = query[..at].ends_with('-') || query[at + word.len()..].starts_with('-');
-                if let Some(correction) =
-                    (!compound && word == lower).then(|| self.transposed_catalog_word(&lower)).flatten()
-                {
-                    let text = out.get_or_insert_with(String::new);
-                    text.push_str(&query[last..at]);
-                    text.push_str(&correction);
-                    last = at + word.len();
-                }
-                continue;
-            }
-            let max = if lower.len() >= 8 { 2 } else { 1 };
-            // Of six letters or more for a vocabulary word, of five for one of the catalog.
-            let vocabulary = (lower.len() >= 6).then(|| nearest_vocabulary_word(&lower, max)).flatten();
-            // The vocabulary word wins over a catalog word as near when it ends a phrase the word
-            // before starts (`pull requets`) or is a verb (`chnage` -> `change`: the query's action
-            // is read from its words).
-            let preferred = vocabulary.filter(|&(_, correction)| {
-                let term = stem(correction);
-                lexicon.verb_terms.contains_key(&term)
-                    || lexicon.phrase_starts.get(&before).is_some_and(|starts| {
-                        starts.iter().any(|&p| lexicon.phrases[p].0.get(1) == Some(&term))
-                    })
-            });
-            let correction = match preferred {
-                Some((_, correction)) => correction,
-                None => {
-                    // The catalog's words as near, when they are one word (`subscritpions`); a
-                    // capitalised word inside a sentence is a name (`Marco` is no `macro`).
-                    let before_word = query[..at].trim_end();
-                    let sentence_start =
-                        before_word.is_empty() || before_word.ends_with(['.', '?', '!', ':', ';']);
-                    let named = word != lower && !sentence_start;
-                    let catalog = (!named)
-                        .then(|| self.nearest_catalog_word(&lower, vocabulary.map_or(max, |(d, _)| d)))
-                        .flatten();
-                    match (vocabulary, catalog) {
-                        (_, Some(Some(word))) => word,
-                        (Some((_, correction)), None) => correction,
-                        _ => continue,
-                    }
-                }
+                (!compound && word == lower)
+                    .then(|| self.transposed_catalog_word(&lower))
+                    .flatten()
+                    .map(std::borrow::Cow::Owned)
+            } else {
+                self.nearest_word(query, word, &lower, at, &before).map(std::borrow::Cow::Borrowed)
             };
+            let Some(correction) = correction else { continue };
             let text = out.get_or_insert_with(String::new);
             text.push_str(&query[last..at]);
-            text.push_str(correction);
+            text.push_str(&correction);
             last = at + word.len();
         }
         let mut text = out?;

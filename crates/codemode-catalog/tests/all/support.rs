@@ -191,20 +191,31 @@ pub fn top_local_id(catalog: &codemode_catalog::Catalog, query: &str) -> String 
 
 /// Asserts that `tool` is in the top 3 for each query over one real public catalog alone.
 pub fn in_top3_of_public(catalog: &str, tool: &str, queries: &[&str]) {
+    let tools = public_one(catalog);
     for query in queries {
-        any_in_top3_of_public(catalog, &[tool], query);
+        assert_any_in_top3(&tools, catalog, &[tool], query);
     }
 }
 
 /// Asserts that one of `tools` is in the top 3 for `query` over one real public catalog alone.
 pub fn any_in_top3_of_public(catalog: &str, tools: &[&str], query: &str) {
-    let catalog_tools = codemode_catalog::Catalog::build(
+    assert_any_in_top3(&public_one(catalog), catalog, tools, query);
+}
+
+/// One real public catalog alone, as bundled plugin tools.
+fn public_one(catalog: &str) -> codemode_catalog::Catalog {
+    codemode_catalog::Catalog::build(
         load(catalog, ToolOrigin::BundledPlugin, catalog),
         &codemode_catalog::CatalogOptions::default(),
-    );
-    let hits: Vec<&str> = catalog_tools.search(query, 3).iter().map(|e| e.id.as_str()).collect();
+    )
+}
+
+/// Asserts that one of `tools` (of the public catalog `name`) is in the top 3 of `catalog` for
+/// `query`.
+fn assert_any_in_top3(catalog: &codemode_catalog::Catalog, name: &str, tools: &[&str], query: &str) {
+    let hits: Vec<&str> = catalog.search(query, 3).iter().map(|e| e.id.as_str()).collect();
     assert!(
-        tools.iter().any(|t| hits.contains(&format!("openclaw:{catalog}:{t}").as_str())),
+        tools.iter().any(|t| hits.contains(&format!("openclaw:{name}:{t}").as_str())),
         "{query}: {hits:?}"
     );
 }
