@@ -4,7 +4,7 @@
 //! to print the top 3 of every labelled query). Prints the intent set's tables
 //! (`data/search-intents.json`: top-1, top-3 and MRR per kind and per catalog, one catalog loaded
 //! and all 16, beside the word-overlap baseline, for the tuning and the held-out split; the fresh
-//! check sets `data/search-intents-fresh.json` to `data/search-intents-fresh17.json` in one line per
+//! check sets `data/search-intents-fresh.json` to `data/search-intents-fresh18.json` in one line per
 //! setting), the older
 //! labelled query set's hit rates and misses, then min/median timings of `Catalog::build`, of the
 //! first search (which builds the index), of one `search` call per intent, and of the quick index.
@@ -49,8 +49,8 @@ fn main() {
             }
         }
     }
-    // The fresh check sets: `data/search-intents-fresh.json` to `-fresh16.json` (tuning sources
-    // since a later set was written) and `-fresh17.json` (blind: never looked at while tuning; see
+    // The fresh check sets: `data/search-intents-fresh.json` to `-fresh17.json` (tuning sources
+    // since a later set was written) and `-fresh18.json` (blind: never looked at while tuning; see
     // `data/README.md` at the workspace root).
     for (name, set) in intents::FRESH_SETS {
         let (set_name, set) = (format!("{name} set"), set());
