@@ -561,8 +561,8 @@ async fn upstream_processes_are_stopped_when_the_gateway_exits() {
 /// Discovery through the gateway: the 16 public catalogs (677 tools) as inline upstreams, and the
 /// labelled intents of `data/search-intents.json`, one `API.search(query, { limit: 3 })` per intent.
 /// A hit is a labelled tool (or its twin in an overlapping catalog) in the top 3. The issue's target
-/// is the all-16 one, 85%; this holds the level reached (87.7%, as `Catalog::search` over the same
-/// tools as plugin tools).
+/// is the all-16 one, 85%; this holds the level reached (647 of 690, 93.7% rounded down; the same
+/// ranking as `Catalog::search` over the same tools as plugin tools).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_search_finds_labelled_intents_among_the_16_public_catalogs() {
     use std::collections::BTreeSet;
@@ -670,7 +670,7 @@ return out;"#,
     assert_eq!(calls, cases.len(), "one API.search per intent");
     let rate = top3 as f64 / cases.len() as f64;
     println!("API.search over 677 MCP tools: top-1 {top1}, top-3 {top3} of {} ({rate:.3})", cases.len());
-    assert!(rate >= 0.9, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
+    assert!(rate >= 0.937, "top-3 {top3}/{} ({rate:.3}); misses: {misses:#?}", cases.len());
     let _ = client.cancel().await;
     let _ = std::fs::remove_dir_all(dir);
 }
