@@ -32,9 +32,9 @@ impl<'a> Named<'a> {
         Named { query, things }
     }
 
-    /// What the named things are, each once, in order: `notes.txt` a file (and `cover.png` an
-    /// image, `talk.mp3` audio, `logs.tgz` an archive, and `docker/Dockerfile`), a wildcard pattern (`*.log`) a pattern, an
-    /// address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel, `@name` a user,
+    /// What the named things are, each once, in order: `notes.txt` or `docker/Dockerfile` a file
+    /// (and `cover.png` an image, `talk.mp3` audio, `logs.tgz` an archive), a wildcard pattern
+    /// (`*.log`) a pattern, an address (`https://...`, `www.`, `example.com`) a URL, `#name` a channel, `@name` a user,
     /// `#42` or a key like `OPS-7` an issue, a number after a noun of numbered things (`PR 42`,
     /// `discussion 58`) one of them, `~/src` or `./out` a directory, `/var/log` a path,
     /// `owner/repo` a repository, `hotfix/1.2` a branch, `abc1234` a commit, `3pm` or `15:30` a

@@ -193,21 +193,29 @@ pub fn top_local_id(catalog: &codemode_catalog::Catalog, query: &str) -> String 
 pub fn in_top3_of_public(catalog: &str, tool: &str, queries: &[&str]) {
     let tools = public_one(catalog);
     for query in queries {
-        assert_any_in_top3(&tools, catalog, &[tool], query);
+        assert_any_in_top3(tools, catalog, &[tool], query);
     }
 }
 
 /// Asserts that one of `tools` is in the top 3 for `query` over one real public catalog alone.
 pub fn any_in_top3_of_public(catalog: &str, tools: &[&str], query: &str) {
-    assert_any_in_top3(&public_one(catalog), catalog, tools, query);
+    assert_any_in_top3(public_one(catalog), catalog, tools, query);
 }
 
-/// One real public catalog alone, as bundled plugin tools.
-fn public_one(catalog: &str) -> codemode_catalog::Catalog {
-    codemode_catalog::Catalog::build(
-        load(catalog, ToolOrigin::BundledPlugin, catalog),
-        &codemode_catalog::CatalogOptions::default(),
-    )
+/// One real public catalog alone, as bundled plugin tools (each built once per process).
+fn public_one(catalog: &str) -> &'static codemode_catalog::Catalog {
+    static CATALOGS: std::sync::OnceLock<std::collections::HashMap<String, codemode_catalog::Catalog>> =
+        std::sync::OnceLock::new();
+    let catalogs = CATALOGS.get_or_init(|| {
+        catalog_names()
+            .into_iter()
+            .map(|name| {
+                let tools = load(&name, ToolOrigin::BundledPlugin, &name);
+                (name, codemode_catalog::Catalog::build(tools, &codemode_catalog::CatalogOptions::default()))
+            })
+            .collect()
+    });
+    &catalogs[catalog]
 }
 
 /// Asserts that one of `tools` (of the public catalog `name`) is in the top 3 of `catalog` for
