@@ -86,6 +86,7 @@ mod json;
 mod policy;
 mod prelude;
 mod protocol;
+mod reply;
 mod sanitize;
 mod scope;
 
@@ -100,8 +101,9 @@ pub use json::{JsonError, MAX_VALUE_DEPTH};
 pub use policy::{RunLedger, SharedLedger, lock};
 pub use prelude::PRELUDE;
 pub use protocol::{
-    DecodeError, DeliveryExt, DeliveryLimits, HostRequest, MAX_ARGUMENT_BYTES, MAX_REQUEST_DEPTH,
-    MAX_RESULT_BYTES, PREVIEW_CHARS, PROTOCOL_VERSION, call_envelope, decode_request,
+    DecodeError, HostRequest, MAX_ARGUMENT_BYTES, MAX_REQUEST_DEPTH, MAX_SEARCH_SERVERS, PROTOCOL_VERSION,
+    decode_request,
 };
+pub use reply::{DeliveryExt, DeliveryLimits, MAX_RESULT_BYTES, PREVIEW_CHARS, call_envelope};
 pub use sanitize::{MAX_ERROR_CHARS, sanitize_error};
 pub use scope::{NamespaceTable, ResolvedCallable, SerializedNamespace, serialize_namespace};

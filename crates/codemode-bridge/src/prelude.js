@@ -910,20 +910,26 @@
     // The gateway's search over the run's MCP tools (ranked by the host; see `apiSearch`).
     lock(api, "search", function search(query, options) {
       return request("apiSearch", function () {
-        return searchMembers(query, options, "API.search");
+        return searchMembers(query, options, "API.search", true);
       });
     });
     return objectFreeze(api);
   }
 
-  // `query` and `options.limit` of tools.search / API.search as request members.
-  function searchMembers(query, options, what) {
+  // `query` and `options.limit` of tools.search / API.search (and API.search's `options.server`)
+  // as request members; the host checks their values.
+  function searchMembers(query, options, what, withServer) {
     let m = field("query", requireString(query, what + ": query"));
     if (options !== undefined && options !== null) {
       if (typeof options !== "object") throw typeError(what + ": options must be an object like { limit: 5 }");
       const limit = readProperty(options, "limit", { __proto__: null, what: what });
       const text = encodeArgument(limit, what + ": options.limit");
       if (text !== undefined) m += field("limit", text);
+      if (withServer) {
+        const server = readProperty(options, "server", { __proto__: null, what: what });
+        const names = encodeArgument(server, what + ": options.server");
+        if (names !== undefined) m += field("server", names);
+      }
     }
     return m;
   }

@@ -1,4 +1,4 @@
-//! The guest -> host requests and host -> guest replies.
+//! The guest -> host requests (host -> guest replies are in `reply`).
 //!
 //! Every request is one JSON object produced by the prelude and passed to the sandbox's host-call
 //! import. It carries the protocol version `v` and an `op`; the other members depend on the op:
@@ -6,7 +6,7 @@
 //! | op | members | guest API |
 //! | --- | --- | --- |
 //! | `search` | `query: string`, `limit?: integer >= 1` | `tools.search(query, { limit })` |
-//! | `apiSearch` | `query: string`, `limit?: integer >= 1` | `API.search(query, { limit })` (MCP tools) |
+//! | `apiSearch` | `query: string`, `limit?: integer >= 1`, `server?: string \| string[]` (1-64 names) | `API.search(query, { limit, server })` (MCP tools) |
 //! | `describe` | `id: string` | `tools.describe(id)` |
 //! | `call` | `id: string`, `input?: any` | `tools.call(id, input)` -> `{ tool, result }` |
 //! | `callValue` | `id: string`, `input?: any` | `tools.callValue(id, input)`, `tools.<safeName>(input)` |
@@ -24,13 +24,15 @@
 //!
 //! A reply ([`Delivery`](codemode_sandbox::Delivery)) either resolves the guest's promise with JSON text (parsed by the engine's
 //! native JSON parser into plain data) or rejects it with a plain intrinsic `Error` carrying `message`
-//! and optionally `code`. What each op resolves with is listed on [`HostRequest`].
+//! and optionally `code` ([`DeliveryExt`](crate::DeliveryExt) builds them). What each op resolves
+//! with is listed on [`HostRequest`].
 
 use codemode_core::CodeModeErrorCode;
 use codemode_sandbox::Delivery;
 use serde_json::{Map, Value};
 
 use crate::json::{self, DecodeLimits, JsonError};
+use crate::reply::DeliveryExt;
 
 /// The version of this protocol. The prelude refuses a boot context with another version, and the
 /// host refuses requests with another `v`.
@@ -55,14 +57,18 @@ pub enum HostRequest {
         /// `searchDefaultLimit`.
         limit: Option<u64>,
     },
-    /// `API.search(query, { limit })`: the gateway's search over the run's MCP tools (never the
-    /// catalog's guest entries). Resolve with `{ server, tool, call, id, description, input,
+    /// `API.search(query, { limit, server })`: the gateway's search over the run's MCP tools (never
+    /// the catalog's guest entries). Resolve with `{ server, tool, call, id, description, input,
     /// output?, score, match }[]`.
     ApiSearch {
         /// The query text.
         query: String,
         /// The requested limit, clamped and defaulted like [`HostRequest::Search`]'s.
         limit: Option<u64>,
+        /// The servers to search (`options.server`: one name or a list of at most
+        /// [`MAX_SEARCH_SERVERS`], each a server identifier as in `MCP.<server>` or an exact
+        /// server name; the host resolves them). Empty: every server.
+        servers: Vec<String>,
     },
     /// `tools.describe(id)`. Resolve with `ToolCatalogEntryWithSchema`.
     Describe {
@@ -160,10 +166,19 @@ impl HostRequest {
             m.insert(k.into(), v);
         };
         match self {
-            HostRequest::Search { query, limit } | HostRequest::ApiSearch { query, limit } => {
+            HostRequest::Search { query, limit } => {
                 put("query", query.as_str().into());
                 if let Some(limit) = limit {
                     put("limit", (*limit).into());
+                }
+            }
+            HostRequest::ApiSearch { query, limit, servers } => {
+                put("query", query.as_str().into());
+                if let Some(limit) = limit {
+                    put("limit", (*limit).into());
+                }
+                if !servers.is_empty() {
+                    put("server", servers.iter().map(|s| Value::from(s.as_str())).collect());
                 }
             }
             HostRequest::Describe { id } => put("id", id.as_str().into()),
@@ -295,7 +310,7 @@ pub fn decode_request_with(payload: &[u8], limits: &DecodeLimits) -> Result<Host
             if op == "search" {
                 HostRequest::Search { query, limit }
             } else {
-                HostRequest::ApiSearch { query, limit }
+                HostRequest::ApiSearch { query, limit, servers: search_servers(r.take("server"))? }
             }
         }
         "describe" => HostRequest::Describe { id: r.string("id", "tools.describe: `id` must be a string")? },
@@ -399,6 +414,32 @@ fn limit_message(what: &str) -> String {
     format!("{what}: `options.limit` must be a positive integer")
 }
 
+/// Most servers one `API.search` may name in `options.server`.
+pub const MAX_SEARCH_SERVERS: usize = 64;
+
+/// `API.search`'s `options.server`: absent or `null` (every server), a name, or a list of
+/// 1..=[`MAX_SEARCH_SERVERS`] names.
+fn search_servers(value: Option<Value>) -> Result<Vec<String>, DecodeError> {
+    let message = || {
+        invalid(format!(
+            "API.search: `options.server` must be a server name or an array of at most {MAX_SEARCH_SERVERS} \
+             server names, like {{ server: \"github\" }}"
+        ))
+    };
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(name)) => Ok(vec![name]),
+        Some(Value::Array(names)) if !names.is_empty() && names.len() <= MAX_SEARCH_SERVERS => names
+            .into_iter()
+            .map(|n| match n {
+                Value::String(name) => Ok(name),
+                _ => Err(message()),
+            })
+            .collect(),
+        Some(_) => Err(message()),
+    }
+}
+
 struct Fields<'a> {
     op: &'a str,
     m: Map<String, Value>,
@@ -444,79 +485,6 @@ fn truncate(s: &str, max_chars: usize) -> String {
     codemode_core::text::char_prefix(s, max_chars)
 }
 
-/// How a host -> guest reply is bounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeliveryLimits {
-    /// Largest value delivered as is, in bytes of JSON text; a larger one is replaced by a
-    /// `{ truncated: true, bytes, preview }` placeholder. Default: [`MAX_RESULT_BYTES`] (1 MiB).
-    pub max_result_bytes: usize,
-    /// Characters of JSON text kept in the placeholder's `preview`. Default: [`PREVIEW_CHARS`] (1,024).
-    pub preview_chars: usize,
-}
-
-/// Default [`DeliveryLimits::max_result_bytes`]: 1 MiB.
-pub const MAX_RESULT_BYTES: usize = 1024 * 1024;
-/// Default [`DeliveryLimits::preview_chars`].
-pub const PREVIEW_CHARS: usize = 1024;
-
-impl Default for DeliveryLimits {
-    fn default() -> Self {
-        DeliveryLimits { max_result_bytes: MAX_RESULT_BYTES, preview_chars: PREVIEW_CHARS }
-    }
-}
-
-/// The bridge's replies, built as the sandbox's [`Delivery`] (one type for what ends a host call):
-/// bring the trait into scope and write `Delivery::value(&v, &limits)`, `Delivery::reject(..)`.
-pub trait DeliveryExt: Sized {
-    /// Resolve with `value`, replacing a value whose JSON text exceeds `limits.max_result_bytes` by
-    /// a placeholder object `{ "truncated": true, "bytes": <size of the JSON text>, "preview":
-    /// <its first preview_chars characters> }`. A large result is never cut silently: the guest sees
-    /// a value that says what happened and can choose a narrower call.
-    fn value(value: &Value, limits: &DeliveryLimits) -> Self;
-
-    /// Resolve with `null` (e.g. a `yield` continued by `wait`).
-    fn null() -> Self;
-
-    /// Reject with a message (shown to the guest as is: sanitize host messages first with
-    /// [`crate::sanitize_error`]).
-    fn reject(message: impl Into<String>, code: Option<&str>) -> Self;
-
-    /// Reject with a host or tool failure, passed through [`crate::sanitize_error`].
-    fn reject_sanitized(message: &str, code: Option<&str>) -> Self;
-}
-
-impl DeliveryExt for Delivery {
-    fn value(value: &Value, limits: &DeliveryLimits) -> Delivery {
-        let text = value.to_string();
-        if text.len() <= limits.max_result_bytes {
-            return Delivery::Resolve(text);
-        }
-        let preview = match text.char_indices().nth(limits.preview_chars) {
-            Some((i, _)) => &text[..i],
-            None => &text[..],
-        };
-        let placeholder = serde_json::json!({ "truncated": true, "bytes": text.len(), "preview": preview });
-        Delivery::Resolve(placeholder.to_string())
-    }
-
-    fn null() -> Delivery {
-        Delivery::Resolve("null".into())
-    }
-
-    fn reject(message: impl Into<String>, code: Option<&str>) -> Delivery {
-        Delivery::Reject { message: message.into(), code: code.map(str::to_owned) }
-    }
-
-    fn reject_sanitized(message: &str, code: Option<&str>) -> Delivery {
-        Delivery::reject(crate::sanitize_error(message), code)
-    }
-}
-
-/// The `{ tool, result }` envelope `tools.call(...)` resolves with.
-pub fn call_envelope(tool_id: &str, result: Value) -> Value {
-    serde_json::json!({ "tool": tool_id, "result": result })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,8 +497,17 @@ mod tests {
         let requests = vec![
             HostRequest::Search { query: "list shipments".into(), limit: Some(3) },
             HostRequest::Search { query: String::new(), limit: None },
-            HostRequest::ApiSearch { query: "open a pull request".into(), limit: Some(5) },
-            HostRequest::ApiSearch { query: String::new(), limit: None },
+            HostRequest::ApiSearch {
+                query: "open a pull request".into(),
+                limit: Some(5),
+                servers: Vec::new(),
+            },
+            HostRequest::ApiSearch { query: String::new(), limit: None, servers: vec!["github".into()] },
+            HostRequest::ApiSearch {
+                query: "x".into(),
+                limit: None,
+                servers: vec!["github".into(), "azure-mcp".into()],
+            },
             HostRequest::Describe { id: "openclaw:core:read".into() },
             HostRequest::Call { id: "a:b:c".into(), input: Some(json!({ "x": [1, null] })) },
             HostRequest::CallValue { id: "a:b:c".into(), input: None },
@@ -546,6 +523,11 @@ mod tests {
         for request in requests {
             assert_eq!(decode_request(&request.to_payload()).unwrap(), request);
         }
+        // One name is a list of one.
+        assert_eq!(
+            decode_request(r#"{"v":1,"op":"apiSearch","query":"q","server":"git","limit":null}"#).unwrap(),
+            HostRequest::ApiSearch { query: "q".into(), limit: None, servers: vec!["git".into()] }
+        );
     }
 
     /// The tool-call fast path decodes exactly what the general decoder does, and leaves every
@@ -615,11 +597,23 @@ mod tests {
                 r#"{"v":1,"op":"apiSearch","query":"x","limit":0}"#,
                 "API.search: `options.limit` must be a positive integer",
             ),
+            (r#"{"v":1,"op":"apiSearch","query":"x","server":7}"#, "`options.server` must be a server name"),
+            (r#"{"v":1,"op":"apiSearch","query":"x","server":[]}"#, "`options.server` must be a server name"),
+            (
+                r#"{"v":1,"op":"apiSearch","query":"x","server":["git",1]}"#,
+                "`options.server` must be a server name",
+            ),
+            (r#"{"v":1,"op":"search","query":"x","server":"git"}"#, "unexpected member \"server\""),
             (r#"{"v":1,"op":"describe","id":"x","extra":1}"#, "unexpected member \"extra\""),
             (r#"{"v":1,"op":"mcp","server":"s","tool":"t","input":[1]}"#, "MCP.s.t: input must be an object"),
             (r#"{"v":1,"op":"namespace","namespace":"n","path":"p","args":{}}"#, "`args` must be an array"),
             (r#"{"v":1,"op":"yield","reason":3}"#, "`reason` must be a string"),
         ];
+        let too_many = format!(
+            r#"{{"v":1,"op":"apiSearch","query":"x","server":{}}}"#,
+            serde_json::to_string(&vec!["s"; MAX_SEARCH_SERVERS + 1]).unwrap()
+        );
+        let cases = cases.into_iter().chain([(too_many.as_str(), "at most 64 server names")]);
         for (payload, needle) in cases {
             let e = decode_request(payload).unwrap_err();
             assert!(!e.is_fatal());
@@ -639,20 +633,5 @@ mod tests {
         assert!(decode_request(&payload(json::MAX_VALUE_DEPTH)).is_ok());
         let e = decode_request(&payload(json::MAX_VALUE_DEPTH + 1)).unwrap_err();
         assert_eq!(e, DecodeError::Json(JsonError::TooDeep { limit: MAX_REQUEST_DEPTH }));
-    }
-
-    #[test]
-    fn oversized_results_become_a_placeholder() {
-        let limits = DeliveryLimits { max_result_bytes: 20, preview_chars: 5 };
-        let fits = json!("0123456789abcdef12"); // 20 bytes of JSON text
-        assert_eq!(Delivery::value(&fits, &limits), Delivery::Resolve("\"0123456789abcdef12\"".into()));
-        let over = json!("0123456789abcdef123");
-        let Delivery::Resolve(text) = Delivery::value(&over, &limits) else { panic!() };
-        let placeholder: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(placeholder, json!({ "truncated": true, "bytes": 21, "preview": "\"0123" }));
-        // The preview never splits a character.
-        let wide = json!("ééééééééééééééééééé");
-        let Delivery::Resolve(text) = Delivery::value(&wide, &limits) else { panic!() };
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["preview"], "\"éééé");
     }
 }

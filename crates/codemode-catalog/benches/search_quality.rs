@@ -24,6 +24,24 @@ fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
     (samples[0], samples[samples.len() / 2])
 }
 
+/// The settings the quality tables are made in: one catalog, all 16, and all 16 with the search
+/// scoped to the intent's server (what `API.search(query, { server })` gives a model that picked
+/// the right server).
+const SETTINGS: [(&str, intents::Setting); 3] = [
+    ("one catalog loaded", intents::Setting::OneCatalog),
+    ("all 16 loaded", intents::Setting::All16),
+    ("all 16 loaded, scoped to the intent's server", intents::Setting::All16Scoped),
+];
+
+/// The rankers of a setting: the engine, and word overlap where it differs from one catalog's.
+fn rankers(setting: intents::Setting) -> Vec<(&'static str, intents::Ranker)> {
+    let mut rankers = vec![("engine", intents::Ranker::Engine)];
+    if setting != intents::Setting::All16Scoped {
+        rankers.push(("word overlap", intents::Ranker::Overlap));
+    }
+    rankers
+}
+
 fn main() {
     let tools = support::public_plugin_tools();
     let catalog = Catalog::build(tools.clone(), &CatalogOptions::default());
@@ -33,12 +51,8 @@ fn main() {
         ("tuning split", |i: &intents::Intent| !i.holdout()),
         ("held-out split", |i: &intents::Intent| i.holdout()),
     ] {
-        for (setting_name, setting) in
-            [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
-        {
-            for (ranker_name, ranker) in
-                [("engine", intents::Ranker::Engine), ("word overlap", intents::Ranker::Overlap)]
-            {
+        for (setting_name, setting) in SETTINGS {
+            for (ranker_name, ranker) in rankers(setting) {
                 let report = intents::evaluate(&all_intents, setting, ranker, keep);
                 let title = format!("### {split}, {setting_name}, {ranker_name}");
                 if split == "all intents" {
@@ -54,12 +68,8 @@ fn main() {
     // `data/README.md` at the workspace root).
     for (name, set) in intents::FRESH_SETS {
         let (set_name, set) = (format!("{name} set"), set());
-        for (setting_name, setting) in
-            [("one catalog loaded", intents::Setting::OneCatalog), ("all 16 loaded", intents::Setting::All16)]
-        {
-            for (ranker_name, ranker) in
-                [("engine", intents::Ranker::Engine), ("word overlap", intents::Ranker::Overlap)]
-            {
+        for (setting_name, setting) in SETTINGS {
+            for (ranker_name, ranker) in rankers(setting) {
                 let report = intents::evaluate(&set, setting, ranker, |_| true);
                 println!("### {set_name}, {setting_name}, {ranker_name}: {}", report.summary());
             }

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::error::CatalogError;
 use crate::names::{RefusedName, assign_safe_names};
 use crate::quick_index::{QuickIndexOptions, render_quick_index};
-use crate::search::{DocText, Ranked, SearchIndex, edit_distance};
+use crate::search::{DocText, SearchIndex, edit_distance};
 
 /// Names of the Code Mode and Tool Search control tools.
 ///
@@ -356,19 +356,50 @@ impl Catalog {
     /// [`Catalog::search`] with each hit's `score` and `match`: what the guest receives. Never
     /// empty for a non-empty query and catalog: `min(limit, guest entries)` hits.
     pub fn search_hits(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
+        self.search_hits_in(query, limit, &[])
+    }
+
+    /// [`Catalog::search_hits`] over the entries of some owners only: `owners` are
+    /// [`ToolSpec::owner`] values (`core`, a plugin id, a client app id); every owner when it is
+    /// empty. The ranking is the whole index's, so an entry ranks as it does unscoped, among fewer
+    /// others. Never empty for a non-empty query when a named owner has guest entries.
+    pub fn search_hits_in(&self, query: &str, limit: usize, owners: &[&str]) -> Vec<SearchHit<'_>> {
         let index = self.search.get_or_init(|| self.build_index(&self.guest));
-        self.hits(index.search(query, limit), &self.guest)
+        self.scoped_hits(index, &self.guest, query, limit, owners)
     }
 
     /// The gateway's `API.search(query, { limit })`: the **MCP** entries, ranked with the same
     /// engine. A separate entry point: MCP entries never appear in [`Catalog::search`] or
     /// `ALL_TOOLS`.
     pub fn search_mcp(&self, query: &str, limit: usize) -> Vec<SearchHit<'_>> {
-        let index = self.mcp_search.get_or_init(|| self.build_index(&self.mcp));
-        self.hits(index.search(query, limit), &self.mcp)
+        self.search_mcp_in(query, limit, &[])
     }
 
-    fn hits(&self, ranked: Vec<Ranked>, set: &[usize]) -> Vec<SearchHit<'_>> {
+    /// [`Catalog::search_mcp`] over the tools of some servers only: `servers` are exact server
+    /// names (each MCP tool's [`ToolSpec::owner`]); every server when it is empty. The ranking is
+    /// the whole MCP index's, so a tool ranks as it does unscoped, among fewer others. Never empty
+    /// for a non-empty query when a named server has tools: `min(limit, their tools)` hits.
+    pub fn search_mcp_in(&self, query: &str, limit: usize, servers: &[&str]) -> Vec<SearchHit<'_>> {
+        let index = self.mcp_search.get_or_init(|| self.build_index(&self.mcp));
+        self.scoped_hits(index, &self.mcp, query, limit, servers)
+    }
+
+    /// The hits of `index` (built over `set`), among the entries of `owners` when it names any.
+    fn scoped_hits(
+        &self,
+        index: &SearchIndex,
+        set: &[usize],
+        query: &str,
+        limit: usize,
+        owners: &[&str],
+    ) -> Vec<SearchHit<'_>> {
+        let ranked = if owners.is_empty() {
+            index.search(query, limit)
+        } else {
+            let scope: Vec<bool> =
+                set.iter().map(|&i| owners.contains(&self.specs[i].owner.as_str())).collect();
+            index.search_in(query, limit, Some(&scope))
+        };
         ranked
             .into_iter()
             .map(|r| SearchHit { entry: &self.entries[set[r.doc]], score: r.score, matched: r.matched })

@@ -231,7 +231,6 @@ mod words;
 pub use analysis::stem;
 pub(crate) use index::{DocText, SearchIndex};
 pub use lexicon::{GroupKind, VerbClass, VocabularyGroup, WriteKind, vocabulary};
-pub(crate) use rank::Ranked;
 pub(crate) use typo::edit_distance;
 pub use wordnet::{WORDNET_STEMMED, WORDNET_TABLE, wordnet_relatives, wordnet_word_count};
 

@@ -202,7 +202,16 @@ impl SearchIndex {
 
     /// Documents, best first, exactly `min(limit, documents)` of them.
     pub(crate) fn search(&self, query: &str, limit: usize) -> Vec<Ranked> {
-        let limit = limit.min(self.docs());
+        self.search_in(query, limit, None)
+    }
+
+    /// [`SearchIndex::search`] over the documents `scope` allows (all when `None`): exactly
+    /// `min(limit, allowed documents)` of them. The ranking is the whole index's (its `idf`, its
+    /// owner stage), so an allowed document ranks as it does unscoped, among fewer others.
+    pub(crate) fn search_in(&self, query: &str, limit: usize, scope: Option<&[bool]>) -> Vec<Ranked> {
+        let allowed = |doc: usize| scope.is_none_or(|s| s.get(doc).copied().unwrap_or(false));
+        let limit =
+            limit.min(scope.map_or(self.docs(), |s| s.iter().take(self.docs()).filter(|&&a| a).count()));
         if limit == 0 {
             return Vec::new();
         }
@@ -240,7 +249,11 @@ impl SearchIndex {
         self.negate(&mut query_tokens);
         query_tokens.truncate(MAX_QUERY_TERMS);
         if query_tokens.is_empty() {
-            return (0..limit).map(|doc| Ranked { doc, score: 0.0, matched: String::new() }).collect();
+            return (0..self.docs())
+                .filter(|&doc| allowed(doc))
+                .take(limit)
+                .map(|doc| Ranked { doc, score: 0.0, matched: String::new() })
+                .collect();
         }
         let docs = self.docs();
         let mut scores = vec![0f64; docs];
@@ -477,7 +490,7 @@ impl SearchIndex {
         }
         let mut ranked: Vec<(f64, usize)> = Vec::new();
         for doc in 0..docs {
-            if scores[doc] <= 0.0 {
+            if scores[doc] <= 0.0 || !allowed(doc) {
                 continue;
             }
             let coverage = if total_idf > 0.0 { covered[doc] / total_idf } else { 0.0 };
@@ -545,7 +558,7 @@ impl SearchIndex {
         if out.len() < limit {
             let grams = trigrams(&query.to_ascii_lowercase());
             let mut rest: Vec<(f64, usize)> = (0..docs)
-                .filter(|&doc| scores[doc] <= 0.0)
+                .filter(|&doc| scores[doc] <= 0.0 && allowed(doc))
                 .map(|doc| {
                     // The query's action still tells: a write ask prefers write tools.
                     let similarity = trigram_similarity(&grams, &self.trigrams[doc]);

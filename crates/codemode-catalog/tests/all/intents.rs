@@ -392,6 +392,10 @@ pub enum Setting {
     OneCatalog,
     /// All 16 catalogs are loaded.
     All16,
+    /// All 16 catalogs are loaded and the search names the intent's server
+    /// (`Catalog::search_hits_in`, what `API.search(query, { server })` runs): what a model gets
+    /// when it picks the right server from the listed ones.
+    All16Scoped,
 }
 
 /// Which ranker.
@@ -456,9 +460,9 @@ pub fn evaluate(
         catalog_names().iter().flat_map(|c| load(c, ToolOrigin::BundledPlugin, c)).collect();
     let all = (Catalog::build(all_tools.clone(), &CatalogOptions::default()), overlap_index(&all_tools));
     for intent in intents.iter().filter(|i| keep(i)) {
-        let (catalog, overlap) = match setting {
-            Setting::All16 => (&all.0, &all.1),
-            Setting::OneCatalog => {
+        let (catalog, overlap) = match (setting, ranker) {
+            (Setting::All16, _) | (Setting::All16Scoped, Ranker::Engine) => (&all.0, &all.1),
+            (Setting::OneCatalog | Setting::All16Scoped, _) => {
                 let entry = catalogs.entry(intent.catalog.clone()).or_insert_with(|| {
                     let tools = load(&intent.catalog, ToolOrigin::BundledPlugin, &intent.catalog);
                     (Catalog::build(tools.clone(), &CatalogOptions::default()), overlap_index(&tools))
@@ -467,12 +471,17 @@ pub fn evaluate(
             }
         };
         let top: Vec<String> = match ranker {
+            Ranker::Engine if setting == Setting::All16Scoped => catalog
+                .search_hits_in(&intent.query, 10, &[intent.catalog.as_str()])
+                .iter()
+                .map(|hit| key_of(&hit.entry.id))
+                .collect(),
             Ranker::Engine => catalog.search(&intent.query, 10).iter().map(|e| key_of(&e.id)).collect(),
             Ranker::Overlap => overlap_rank(overlap, &intent.query, 10),
         };
         let acceptable: HashSet<String> = match setting {
             Setting::All16 => acceptable_all(intent, &keys),
-            Setting::OneCatalog => intent
+            Setting::OneCatalog | Setting::All16Scoped => intent
                 .expect
                 .iter()
                 .filter(|k| k.split_once(':').is_some_and(|(c, _)| c == intent.catalog))

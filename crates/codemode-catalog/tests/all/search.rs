@@ -778,6 +778,56 @@ fn mcp_catalogs_are_never_searched() {
     assert_eq!(ids(&catalog.search("send a message", 50)), ["openclaw:core:message"]);
 }
 
+/// A search scoped to some owners (`search_hits_in`, `search_mcp_in`: what `API.search(query, {
+/// server })` runs) is the unscoped ranking with every other owner's entries taken out: the same
+/// entries in the same order with the same scores and match texts, `min(limit, their entries)` of
+/// them; no scope is no filter, and an owner with no entries gives `[]`.
+#[test]
+fn a_scoped_search_is_the_unscoped_ranking_of_those_owners() {
+    let plugin = public_catalog();
+    let mcp = Catalog::build(public_mcp_tools(), &CatalogOptions::default());
+    let key = |hit: &codemode_catalog::SearchHit<'_>| (hit.entry.id.clone(), hit.score, hit.matched.clone());
+    let owner_of = |id: &str| id.split(':').nth(1).unwrap_or_default().to_owned();
+    let queries: Vec<String> =
+        intents().into_iter().step_by(7).map(|i| i.query).chain(["".to_owned()]).collect();
+    for query in &queries {
+        let everything: Vec<_> = plugin.search_hits(query, 677).iter().map(key).collect();
+        let everything_mcp: Vec<_> = mcp.search_mcp(query, 677).iter().map(key).collect();
+        assert_eq!(everything.len(), 677);
+        assert_eq!(plugin.search_hits_in(query, 5, &[]).iter().map(key).collect::<Vec<_>>(), everything[..5]);
+        for owners in [&["github"][..], &["fetch"], &["git", "azure-all"], &["memory", "time", "everything"]]
+        {
+            let expected: Vec<_> = everything
+                .iter()
+                .filter(|(id, _, _)| owners.contains(&owner_of(id).as_str()))
+                .take(5)
+                .cloned()
+                .collect();
+            assert_eq!(
+                plugin.search_hits_in(query, 5, owners).iter().map(key).collect::<Vec<_>>(),
+                expected,
+                "{query:?} in {owners:?}"
+            );
+            let expected: Vec<_> = everything_mcp
+                .iter()
+                .filter(|(id, _, _)| owners.contains(&owner_of(id).as_str()))
+                .take(5)
+                .cloned()
+                .collect();
+            assert_eq!(
+                mcp.search_mcp_in(query, 5, owners).iter().map(key).collect::<Vec<_>>(),
+                expected,
+                "{query:?} in {owners:?}"
+            );
+        }
+        assert_eq!(plugin.search_hits_in(query, 5, &["fetch"]).len(), 1, "fetch has one tool");
+        assert!(plugin.search_hits_in(query, 5, &["gitlab"]).is_empty());
+        assert!(mcp.search_mcp_in(query, 5, &["gitlab"]).is_empty());
+        // MCP entries are never guest entries, scoped or not.
+        assert!(mcp.search_hits_in(query, 5, &["github"]).is_empty());
+    }
+}
+
 #[test]
 fn search_respects_config_defaults() {
     let catalog = public_catalog();
@@ -1024,11 +1074,16 @@ fn intent_set_holds_its_level_and_beats_word_overlap() {
         all.all.top3,
         baseline.all.top3
     );
+    // All 16 loaded, the search scoped to the intent's server (`API.search(query, { server })`).
+    let scoped = report(Setting::All16Scoped, Ranker::Engine, |_| true);
+    assert!(scoped.all.top3_rate() >= 0.956, "scoped top-3 {:.3}", scoped.all.top3_rate());
     // The held-out split and the fresh check sets (their misses are not printed here).
     let one = report(Setting::OneCatalog, Ranker::Engine, Intent::holdout);
     let all = report(Setting::All16, Ranker::Engine, Intent::holdout);
+    let scoped = report(Setting::All16Scoped, Ranker::Engine, Intent::holdout);
     assert!(one.all.top3_rate() >= 0.954, "held-out one catalog top-3 {:.3}", one.all.top3_rate());
     assert!(all.all.top3_rate() >= 0.937, "held-out all 16 top-3 {:.3}", all.all.top3_rate());
+    assert!(scoped.all.top3_rate() >= 0.948, "held-out scoped top-3 {:.3}", scoped.all.top3_rate());
     // Each check set: its levels, one catalog / all 16, and (where asked) the engine beating word
     // overlap with all 16 loaded.
     let check = |name: &str, one_min: f64, all_min: f64, beats_overlap: bool| {
@@ -1086,6 +1141,7 @@ fn intent_report() {
     for (title, setting, ranker) in [
         ("one catalog loaded", Setting::OneCatalog, Ranker::Engine),
         ("all 16 loaded", Setting::All16, Ranker::Engine),
+        ("all 16 loaded, the search scoped to the intent's server", Setting::All16Scoped, Ranker::Engine),
         ("word overlap, one catalog", Setting::OneCatalog, Ranker::Overlap),
         ("word overlap, all 16", Setting::All16, Ranker::Overlap),
     ] {

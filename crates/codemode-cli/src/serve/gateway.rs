@@ -499,8 +499,8 @@ pub(super) fn code_mode_result(result: Value) -> CallToolResult {
 fn gateway_instructions(server_list: &str) -> String {
     let mut text = String::from(
         "Code Mode gateway: write JavaScript or TypeScript for `exec` to find and call the hidden tools \
-         (API.search(query) ranks the MCP tools; call them as MCP.<server>.<tool>(input)); continue `waiting` \
-         runs with `wait`.",
+         (API.search(query) ranks the MCP tools, API.search(query, { server }) those of one server or a list; \
+         call them as MCP.<server>.<tool>(input)); continue `waiting` runs with `wait`.",
     );
     if !server_list.is_empty() {
         text.push_str("\n\n");

@@ -229,10 +229,13 @@ impl CodeMode {
                 let hits = inner.catalog.search_with_config(&query, limit.map(|l| l as f64), &inner.config);
                 Ok(Delivery::value(&serde_json::to_value(hits).unwrap_or(Value::Null), &limits))
             }
-            HostRequest::ApiSearch { query, limit } => {
+            HostRequest::ApiSearch { query, limit, servers } => {
                 counts.searched();
                 let limit = inner.config.search_limit(limit.map(|l| l as f64));
-                Ok(Delivery::value(&self.api_search(&query, limit), &limits))
+                Ok(match self.api_search(&query, limit, &servers) {
+                    Ok(hits) => Delivery::value(&hits, &limits),
+                    Err(message) => Delivery::reject(message, Some("unknown_tool")),
+                })
             }
             HostRequest::Describe { id } => {
                 counts.described();
@@ -260,15 +263,30 @@ impl CodeMode {
         }
     }
 
-    /// `API.search(query, { limit })`: the run's MCP tools ranked by the catalog's engine, each as
-    /// `{ server, tool, call, id, description, input, output?, score, match }` with bounded hints and
-    /// the guest's identifiers (what `MCP.<server>.<tool>` takes). `[]` when no MCP tool is visible.
-    fn api_search(&self, query: &str, limit: usize) -> Value {
+    /// `API.search(query, { limit, server })`: the run's MCP tools ranked by the catalog's engine,
+    /// each as `{ server, tool, call, id, description, input, output?, score, match }` with bounded
+    /// hints and the guest's identifiers (what `MCP.<server>.<tool>` takes); only the tools of
+    /// `servers` when it names any (identifiers as in `MCP.<server>`, or exact server names). `[]`
+    /// when no MCP tool is visible; a message naming the servers when one of `servers` is none.
+    fn api_search(&self, query: &str, limit: usize, servers: &[String]) -> Result<Value, String> {
         let inner = &self.inner;
-        let Some(api) = &inner.mcp else { return Value::Array(Vec::new()) };
+        let Some(api) = &inner.mcp else {
+            return if servers.is_empty() {
+                Ok(Value::Array(Vec::new()))
+            } else {
+                Err("API.search: no MCP servers are available in this run".to_owned())
+            };
+        };
+        let table = api.server_table();
+        let mut names: Vec<&str> = Vec::with_capacity(servers.len());
+        for server in servers {
+            let name = table.name(server).or_else(|| table.ident(server).map(|_| server.as_str()));
+            let Some(name) = name else { return Err(unknown_search_server(server, table)) };
+            names.push(name);
+        }
         let input_options = HintOptions::input();
         let output_options = HintOptions::output();
-        let hits = inner.catalog.search_mcp(query, limit);
+        let hits = inner.catalog.search_mcp_in(query, limit, &names);
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let Some(spec) = inner.catalog.spec(&hit.entry.id) else { continue };
@@ -291,7 +309,7 @@ impl CodeMode {
             entry.insert("match".into(), hit.matched.into());
             out.push(Value::Object(entry));
         }
-        Value::Array(out)
+        Ok(Value::Array(out))
     }
 
     /// Checks a catalog tool call (catalog, namespace or MCP) by catalog id.
@@ -639,4 +657,26 @@ fn cut(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// Most server identifiers an unknown `API.search` server's message lists.
+const LISTED_SEARCH_SERVERS: usize = 24;
+
+/// Why `API.search(query, { server })` cannot search `server`: the run has no such server; the
+/// message names the closest identifier when one is near and lists the servers it has (their
+/// identifiers, at most [`LISTED_SEARCH_SERVERS`]).
+fn unknown_search_server(server: &str, table: &codemode_mcp::NameTable) -> String {
+    let idents: Vec<&str> = table.entries().map(|(ident, _)| ident).collect();
+    let hint = codemode_core::suggest::closest(server, &idents)
+        .map(|ident| format!(" did you mean {ident}?"))
+        .unwrap_or_default();
+    let listed = idents.iter().take(LISTED_SEARCH_SERVERS).copied().collect::<Vec<_>>().join(", ");
+    let more = match idents.len().saturating_sub(LISTED_SEARCH_SERVERS) {
+        0 => String::new(),
+        n => format!(" and {n} more (API.read(\"mcp/index.d.ts\") lists them)"),
+    };
+    format!(
+        "API.search: no MCP server {:?} in this run;{hint} Servers: {listed}{more}",
+        codemode_core::text::truncate_chars(server, 120)
+    )
 }
