@@ -131,6 +131,16 @@ fn main() {
             std::hint::black_box(results);
         }
     }
+    // Scoped to the intent's server (`API.search(query, { server })`): the same ranking, among fewer.
+    let mut scoped = Vec::new();
+    for _ in 0..5 {
+        for q in &all_intents {
+            let start = Instant::now();
+            let results = catalog.search_hits_in(&q.query, 8, &[q.catalog.as_str()]);
+            scoped.push(start.elapsed());
+            std::hint::black_box(results);
+        }
+    }
     let mut index = Vec::new();
     for _ in 0..50 {
         let start = Instant::now();
@@ -144,6 +154,7 @@ fn main() {
         ("  of which: input/output hints (core)", hints),
         ("first search (builds the index)", first_search),
         ("search (limit 8), per intent", search),
+        ("  scoped to the intent's server", scoped),
         ("quick_index", index),
     ] {
         let (min, median) = stats(samples);
