@@ -75,7 +75,7 @@ pub enum HostRequest {
         /// Catalog id.
         id: String,
     },
-    /// `tools.call(id, input)`. Resolve with `{ tool, result }` ([`call_envelope`]).
+    /// `tools.call(id, input)`. Resolve with `{ tool, result }` ([`call_envelope`](crate::call_envelope)).
     Call {
         /// Catalog id.
         id: String,

@@ -145,7 +145,8 @@ const MCP_ONLY_GUIDANCE: &str = "Run a short JavaScript or TypeScript program th
 of an async function: top-level `await` and `return` work; the returned value comes back as JSON.
 
 Find a tool: await API.search(\"what you need\", { limit: 5 }) -> [{ server, tool, call, description, input, \
-output? }], best first; add server: \"<server>\" (or a list) to search only the servers below that fit. Call it as MCP.<server>.<tool>({ ...input }), as `call` spells it (exact names work too: \
+output? }], best first; add server: \"<server>\" (or a list) to search only the servers below that fit. Call it \
+as MCP.<server>.<tool>({ ...input }), as `call` spells it (exact names work too: \
 MCP[\"server-name\"][\"tool_name\"]). The TypeScript declarations are virtual files: await API.list(\"mcp\"), then \
 await API.read(\"mcp/<server>.d.ts\"); MCP.<server>.$api() lists a server's tools with one sentence each, \
 MCP.<server>.$api(tool, { schema: true }) returns one tool's full schemas.
