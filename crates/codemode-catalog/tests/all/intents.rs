@@ -470,13 +470,14 @@ pub fn evaluate(
                 (&entry.0, &entry.1)
             }
         };
+        // Scoped: only the intent's own server (no owner named: every owner).
+        let scope = if setting == Setting::All16Scoped { &[intent.catalog.as_str()][..] } else { &[] };
         let top: Vec<String> = match ranker {
-            Ranker::Engine if setting == Setting::All16Scoped => catalog
-                .search_hits_in(&intent.query, 10, &[intent.catalog.as_str()])
+            Ranker::Engine => catalog
+                .search_hits_in(&intent.query, 10, scope)
                 .iter()
                 .map(|hit| key_of(&hit.entry.id))
                 .collect(),
-            Ranker::Engine => catalog.search(&intent.query, 10).iter().map(|e| key_of(&e.id)).collect(),
             Ranker::Overlap => overlap_rank(overlap, &intent.query, 10),
         };
         let acceptable: HashSet<String> = match setting {
